@@ -1,0 +1,55 @@
+//===- Pipelines.h - Thunder's compilation pipelines ------------*- C++ -*-===//
+//
+// The pass pipelines of the compiler, as C++ functions. thunder-opt, the
+// thunder-compile CLI and the Python binding all build their pass managers
+// from these, so any run can be reproduced with thunder-opt.
+//
+//===----------------------------------------------------------------------===//
+#ifndef THUNDER_PIPELINES_PIPELINES_H
+#define THUNDER_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class OpPassManager;
+} // namespace mlir
+
+namespace thunder {
+
+/// The phases a compile goes through, in order; `--compile-to=<phase>` stops
+/// after one of them. Only the graph-level phases exist so far.
+enum class Phase { Import, Graph };
+
+/// Parses a phase name ("import", "graph"); std::nullopt when unknown.
+std::optional<Phase> parsePhase(llvm::StringRef name);
+
+/// Options of the graph-level pipeline.
+struct GraphPipelineOptions
+    : public mlir::PassPipelineOptions<GraphPipelineOptions> {
+  Option<bool> decomposeComposites{
+      *this, "decompose-composites",
+      llvm::cl::desc("Rewrite softmax, normalizations and attention into "
+                     "primitives (for targets without fused kernels)"),
+      llvm::cl::init(false)};
+};
+
+/// Graph-level cleanup on imported IR: canonicalize and fold, optionally
+/// decompose composites, then clean up again.
+void buildThunderGraphPipeline(mlir::OpPassManager &pm,
+                               const GraphPipelineOptions &options);
+
+/// Registers the dialects every Thunder tool needs.
+void registerThunderDialects(mlir::DialectRegistry &registry);
+
+/// Registers Thunder's passes and pipelines with the global registry (for
+/// thunder-opt's command line).
+void registerThunderPassesAndPipelines();
+
+} // namespace thunder
+
+#endif // THUNDER_PIPELINES_PIPELINES_H
