@@ -5,7 +5,8 @@ import lit.formats
 from lit.llvm import llvm_config
 
 config.name = "Thunder"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+# The internal shell: the same behaviour on every host and lit version.
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.thunder_obj_root, "test")

@@ -210,8 +210,10 @@ struct DecomposeBatchNorm : CompositePattern<BatchNormOp> {
     if (Value w = op.getWeight())
       scale = b.create<MulOp>(scale, b.convert(w, compute));
     Value x = b.convert(op.getInput(), compute);
-    Value y = b.create<MulOp>(b.create<SubOp>(x, channel(op.getMean())),
-                              channel(scale));
+    // Sequenced statements, not nested calls: argument evaluation order is
+    // unspecified in C++, and the emitted IR must not depend on the compiler.
+    Value centered = b.create<SubOp>(x, channel(op.getMean()));
+    Value y = b.create<MulOp>(centered, channel(scale));
     if (Value bias = op.getBias())
       y = b.create<AddOp>(y, channel(bias));
     return b.convert(y, type.getElementType());

@@ -1,0 +1,5 @@
+// thunder-opt lists Thunder's dialect, passes and pipelines.
+// RUN: thunder-opt --help | FileCheck %s
+// CHECK: Available Dialects: {{.*}}thunder
+// CHECK-DAG: --thunder-decompose-composites
+// CHECK-DAG: --thunder-graph-pipeline

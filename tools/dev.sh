@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Thunder's developer script: set up a fresh machine, build, test, demo.
+#
+#   tools/dev.sh setup   apt packages, .venv with the Python packages (idempotent)
+#   tools/dev.sh build   setup, then configure (once) and build with CMake + Ninja
+#   tools/dev.sh test    build, then run every test suite (lit, GoogleTest, pytest)
+#   tools/dev.sh demo    build, then show what Thunder does today
+#
+# Environment: THUNDER_BUILD_DIR (default: build), THUNDER_JOBS (default: nproc),
+# THUNDER_BUILD_TYPE (default: Release).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${THUNDER_BUILD_DIR:-$ROOT/build}"
+VENV="$ROOT/.venv"
+JOBS="${THUNDER_JOBS:-$(nproc)}"
+BUILD_TYPE="${THUNDER_BUILD_TYPE:-Release}"
+REQUIREMENTS="$ROOT/python/requirements-dev.txt"
+
+# Debian packages the build and tests need. LLVM/MLIR 19 provide libMLIR.so,
+# mlir-tblgen and FileCheck.
+APT_PACKAGES=(
+  build-essential ninja-build cmake git
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libfmt-dev libgtest-dev zlib1g-dev libzstd-dev
+  python3-venv python3-dev
+)
+
+log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[1;31m[dev.sh] error:\033[0m %s\n' "$*" >&2; exit 1; }
+
+missing_apt_packages() {
+  local pkg
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+      || printf '%s\n' "$pkg"
+  done
+}
+
+setup_apt() {
+  local missing
+  missing="$(missing_apt_packages)"
+  [[ -z "$missing" ]] && return 0
+  log "installing Debian packages: $(echo $missing | tr '\n' ' ')"
+  local sudo=""
+  [[ "$(id -u)" -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+}
+
+python_for_venv() {
+  # Prefer the interpreter torch 2.13.0's wheel was built for (CPython 3.11).
+  local py
+  for py in python3.11 python3; do
+    command -v "$py" >/dev/null 2>&1 && { command -v "$py"; return; }
+  done
+  die "no python3 found"
+}
+
+setup_venv() {
+  local stamp="$VENV/.thunder-requirements.sha256"
+  local want
+  want="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
+  if [[ -x "$VENV/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return 0
+  fi
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    log "creating $VENV"
+    "$(python_for_venv)" -m venv "$VENV"
+  fi
+  log "installing Python packages from python/requirements-dev.txt (torch takes a minute)"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
+  echo "$want" > "$stamp"
+}
+
+cmd_setup() {
+  setup_apt
+  setup_venv
+}
+
+cmd_build() {
+  cmd_setup
+  if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
+    log "configuring $BUILD_DIR ($BUILD_TYPE)"
+    cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" \
+      -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+      -DPython3_EXECUTABLE="$VENV/bin/python" \
+      -DTHUNDER_LIT="$VENV/bin/lit"
+  fi
+  log "building with $JOBS jobs"
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+cmd_test() {
+  cmd_build
+  log "running ctest (lit + GoogleTest)"
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+  if compgen -G "$ROOT/test/python/test_*.py" >/dev/null; then
+    log "running pytest"
+    THUNDER_BUILD_DIR="$BUILD_DIR" "$VENV/bin/python" -m pytest -q "$ROOT/test/python"
+  fi
+}
+
+cmd_demo() {
+  cmd_build
+  "$VENV/bin/python" "$ROOT/examples/demo.py" --build-dir "$BUILD_DIR"
+}
+
+usage() {
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+case "${1:-}" in
+  setup) cmd_setup ;;
+  build) cmd_build ;;
+  test) cmd_test ;;
+  demo) cmd_demo ;;
+  -h|--help|help) usage ;;
+  "") usage; exit 2 ;;
+  *) usage; die "unknown command '$1'" ;;
+esac
