@@ -17,6 +17,12 @@ function(thunder_add_library name)
     DISABLE_INSTALL
     DEPENDS ${ARG_DEPENDS}
     LINK_LIBS PUBLIC ${ARG_LINK_LIBS} MLIR)
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
+  target_include_directories(${name} SYSTEM PUBLIC
+    ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
   _thunder_export(${name})
 endfunction()
 

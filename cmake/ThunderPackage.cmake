@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/thunder ${PROJECT_SOURCE_DIR}/include/thunder-c
   DESTINATION include FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/thunder
-  DESTINATION include FILES_MATCHING PATTERN "*.inc")
+  DESTINATION include FILES_MATCHING PATTERN "*.inc" PATTERN "CMakeFiles" EXCLUDE)
 
 set(THUNDER_INSTALL_CMAKEDIR lib/cmake/Thunder)
 install(EXPORT ThunderTargets NAMESPACE Thunder::
