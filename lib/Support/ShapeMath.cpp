@@ -279,13 +279,20 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
     return kDynamic;
   if (stride < 1 || dilation < 1 || kernel < 1)
     return 0;
-  // Mirrors ATen's pooling_output_shape_pad_lr, generalised to asymmetric padding.
-  int64_t span = in + padLo + padHi - dilation * (kernel - 1) - 1;
-  int64_t out = floorDiv(span + (ceilMode ? stride - 1 : 0), stride) + 1;
+  // Mirrors ATen's pooling_output_shape_pad_lr, generalised to asymmetric padding. Computed in
+  // 128 bits: attributes near the int64 limits must give an error, not a wrapped size.
+  using Wide = __int128;
+  Wide span = Wide(in) + padLo + padHi - Wide(dilation) * (kernel - 1) - 1;
+  Wide shifted = span + (ceilMode ? stride - 1 : 0);
+  Wide out = shifted / stride - ((shifted % stride != 0) && (shifted < 0)) + 1;
   // With ceil mode the last window may start past the input and the left padding; drop it.
-  if (ceilMode && (out - 1) * stride >= in + padLo)
+  if (ceilMode && (out - 1) * stride >= Wide(in) + padLo)
     --out;
-  return out;
+  // An empty window range is 0; an output that does not fit int64 is reported like an empty
+  // one, since the window arithmetic is meaningless there.
+  if (out < 1 || out > Wide(std::numeric_limits<int64_t>::max()))
+    return 0;
+  return static_cast<int64_t>(out);
 }
 
 ShapeResult convShape(const Shape &input, const Shape &weight,
@@ -529,7 +536,11 @@ ShapeResult padShape(const Shape &input, const std::vector<int64_t> &padding) {
       continue;
     }
     int64_t lo = padding[2 * d], hi = padding[2 * d + 1];
-    int64_t size = lo + input[d] + hi;
+    int64_t size;
+    if (__builtin_add_overflow(lo, input[d], &size) || __builtin_add_overflow(size, hi, &size))
+      return fail("dim " + str(static_cast<int64_t>(d)) + " of size " + str(input[d]) +
+                  " padded by " + str(lo) + " low and " + str(hi) +
+                  " high overflows a 64-bit size");
     if (size < 0)
       return fail("dim " + str(static_cast<int64_t>(d)) + " of size " + str(input[d]) +
                   " padded by " + str(lo) + " low and " + str(hi) + " high has size " +

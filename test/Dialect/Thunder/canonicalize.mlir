@@ -275,3 +275,30 @@ func.func @involution(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %aa = thunder.abs %a : tensor<4xf32>
   return %nn, %aa : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// i1 is PyTorch's bool: false < true (not a signed 1-bit -1).
+// CHECK-LABEL: func.func @fold_compare_bool
+func.func @fold_compare_bool() -> (tensor<2xi1>, tensor<2xi1>) {
+  // CHECK-DAG: %[[F:.+]] = thunder.constant dense<false> : tensor<2xi1>
+  // CHECK-DAG: %[[T:.+]] = thunder.constant dense<true> : tensor<2xi1>
+  // CHECK: return %[[F]], %[[T]]
+  %t = thunder.constant dense<true> : tensor<2xi1>
+  %f = thunder.constant dense<false> : tensor<2xi1>
+  %lt = thunder.compare lt, %t, %f : tensor<2xi1>
+  %gt = thunder.compare gt, %t, %f : tensor<2xi1>
+  return %lt, %gt : tensor<2xi1>, tensor<2xi1>
+}
+
+// -----
+
+// A convert to a dynamic shape is not folded into a constant, which must be
+// static (constant_c2).
+// CHECK-LABEL: func.func @no_fold_convert_dynamic
+func.func @no_fold_convert_dynamic() -> tensor<?xf16> {
+  // CHECK: thunder.convert %{{.+}} : tensor<4xf32> -> tensor<?xf16>
+  %c = thunder.constant dense<1.0> : tensor<4xf32>
+  %d = thunder.convert %c : tensor<4xf32> -> tensor<?xf16>
+  return %d : tensor<?xf16>
+}

@@ -11,7 +11,7 @@
 
 // elementwise_c1: the operands of a binary op have different element types.
 func.func @elementwise_c1_element_type(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
-  // expected-error @+1 {{requires the same type for all operands and results}}
+  // expected-error @+1 {{failed to verify that all of {lhs, rhs, result} have same type}}
   %r = "thunder.add"(%a, %b) : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
@@ -21,8 +21,18 @@ func.func @elementwise_c1_element_type(%a: tensor<4xf32>, %b: tensor<4xf16>) -> 
 // elementwise_c1: the operands of a binary op have different shapes (no
 // implicit broadcast).
 func.func @elementwise_c1_shape(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  // expected-error @+1 {{failed to verify that all of {lhs, rhs, result} have same type}}
   %r = "thunder.add"(%a, %b) : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// elementwise_c1: a dynamic dim against a static one is not the same type
+// (the static size must come from an explicit op, not be assumed).
+func.func @elementwise_c1_dynamic(%a: tensor<4xf32>, %b: tensor<?xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{failed to verify that all of {lhs, rhs, result} have same type}}
+  %r = "thunder.add"(%a, %b) : (tensor<4xf32>, tensor<?xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
 
@@ -31,7 +41,7 @@ func.func @elementwise_c1_shape(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<
 // elementwise_c1: a unary op's result type differs from its operand's (no
 // implicit conversion).
 func.func @elementwise_c1_unary(%a: tensor<4xf32>) -> tensor<4xf16> {
-  // expected-error @+1 {{requires the same type for all operands and results}}
+  // expected-error @+1 {{failed to verify that all of {operand, result} have same type}}
   %r = "thunder.neg"(%a) : (tensor<4xf32>) -> tensor<4xf16>
   return %r : tensor<4xf16>
 }
@@ -821,7 +831,7 @@ func.func @conv_c7_dilation(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>) ->
 
 // conv_c7: the kernel is larger than the padded input, so the output is empty.
 func.func @conv_c7_empty(%x: tensor<1x3x4x4xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x1x1xf32> {
-  // expected-error @+2 {{spatial dim 0 (input dim 2) of size 4 with padding 0+0 is smaller than the kernel size 7 dilated by 1, which gives output size -2}}
+  // expected-error @+2 {{spatial dim 0 (input dim 2) of size 4 with padding 0+0 is smaller than the kernel size 7 dilated by 1, which gives output size 0}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = thunder.convolution %x, %w stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x3x4x4xf32>, tensor<8x3x7x7xf32>) -> tensor<1x8x1x1xf32>
   return %r : tensor<1x8x1x1xf32>
@@ -861,7 +871,7 @@ func.func @pool_c1_empty(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 
 // pool_c2: one stride for a 2-d window.
 func.func @pool_c2(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32> {
-  // expected-error @+2 {{expects 2 strides, 2 dilations and 4 paddings for a 2-d window, got 1, 2 and 4}}
+  // expected-error @+2 {{expects 2 strides and 4 paddings for a 2-d window, got 1 and 4}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = thunder.max_pool %x kernel = [2, 2] stride = [2] padding = [0, 0, 0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32> -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>
@@ -871,9 +881,19 @@ func.func @pool_c2(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32> {
 
 // pool_c2: padding with one entry per window dim instead of two.
 func.func @pool_c2_padding(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32> {
-  // expected-error @+2 {{expects 2 strides, 2 dilations and 4 paddings for a 2-d window, got 2, 2 and 2}}
+  // expected-error @+2 {{expects 2 strides and 4 paddings for a 2-d window, got 2 and 2}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = thunder.max_pool %x kernel = [2, 2] stride = [2, 2] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32> -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// pool_c2: one dilation for a 2-d window.
+func.func @pool_c2_dilation(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+2 {{expects 2 dilations for a 2-d window, got 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %r = thunder.max_pool %x kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] dilation = [1] : tensor<1x8x8x8xf32> -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>
 }
 
@@ -922,7 +942,7 @@ func.func @pool_c3_empty(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x1x1xf32> {
 // pool_c2 (avg_pool): avg_pool shares pool_c1..pool_c3; here one stride for a
 // 2-d window.
 func.func @pool_c2_avg(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32> {
-  // expected-error @+2 {{expects 2 strides, 2 dilations and 4 paddings for a 2-d window, got 1, 2 and 4}}
+  // expected-error @+2 {{expects 2 strides and 4 paddings for a 2-d window, got 1 and 4}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = thunder.avg_pool %x kernel = [2, 2] stride = [2] padding = [0, 0, 0, 0] : tensor<1x8x8x8xf32> -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>

@@ -642,3 +642,20 @@ TEST(ShapeMathTest, EmbeddingErrors) {
   EXPECT_TRUE(failsWith(embeddingShape({10}, {2}), {"weight [10]", "rank 1"}));
   EXPECT_TRUE(failsWith(embeddingShape({10, 4, 2}, {2}), {"rank 3"}));
 }
+
+// Attributes near the int64 limits give errors, never a wrapped-around size.
+TEST(ShapeMathTest, PadOverflowIsAnError) {
+  constexpr int64_t big = std::numeric_limits<int64_t>::max();
+  ShapeResult r = padShape({2}, {big, big});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("overflows"), std::string::npos) << r.error;
+}
+
+TEST(ShapeMathTest, WindowOverflowGivesNoWrappedSize) {
+  constexpr int64_t big = std::numeric_limits<int64_t>::max();
+  // A dilated kernel far larger than any input: the window does not fit.
+  EXPECT_LT(windowOutputSize(8, big / 2, 1, 0, 0, 4, false), 1);
+  // Padding at the limit: no wrap to a small positive size.
+  EXPECT_LT(windowOutputSize(8, 2, 1, big, big, 1, false), 1);
+  EXPECT_EQ(windowOutputSize(8, 2, 2, 0, 0, 1, false), 4);
+}

@@ -198,15 +198,18 @@ static bool compareFloats(ComparisonDirection dir, const APFloat &a,
   return false;
 }
 
+/// Integers are signed; i1 is PyTorch's bool, where false < true (as a signed
+/// 1-bit value, true would be -1).
 static bool compareInts(ComparisonDirection dir, const APInt &a,
                         const APInt &b) {
+  bool isBool = a.getBitWidth() == 1;
   switch (dir) {
   case ComparisonDirection::EQ: return a == b;
   case ComparisonDirection::NE: return a != b;
-  case ComparisonDirection::LT: return a.slt(b);
-  case ComparisonDirection::LE: return a.sle(b);
-  case ComparisonDirection::GT: return a.sgt(b);
-  case ComparisonDirection::GE: return a.sge(b);
+  case ComparisonDirection::LT: return isBool ? a.ult(b) : a.slt(b);
+  case ComparisonDirection::LE: return isBool ? a.ule(b) : a.sle(b);
+  case ComparisonDirection::GT: return isBool ? a.ugt(b) : a.sgt(b);
+  case ComparisonDirection::GE: return isBool ? a.uge(b) : a.sge(b);
   }
   return false;
 }
@@ -273,7 +276,8 @@ OpFoldResult ConvertOp::fold(FoldAdaptor adaptor) {
     return getOperand();
   auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getOperand());
   auto resultType = cast<ShapedType>(getType());
-  if (!splat)
+  // A constant has a static shape (constant_c2).
+  if (!splat || !resultType.hasStaticShape())
     return {};
   Type from = splat.getElementType(), to = resultType.getElementType();
   // Float to float splats: round to nearest even, as PyTorch's .to() does.

@@ -35,7 +35,8 @@ LogicalResult FusionOp::verifyRegions() {
              << input.getType() << "), got " << arg.getType();
   // fusion_c2
   for (Operation &op : body.without_terminator()) {
-    if (!isa<ThunderDialect>(op.getDialect()) || isa<FusionOp>(op))
+    // Unregistered ops have no dialect.
+    if (!isa_and_nonnull<ThunderDialect>(op.getDialect()) || isa<FusionOp>(op))
       return op.emitOpError("is not allowed in a thunder.fusion region: only "
                             "thunder ops other than thunder.fusion are");
   }

@@ -184,16 +184,20 @@ static LogicalResult inferPool(std::optional<Location> loc, StringRef name,
                       "dim, got a " +
                           Twine(window) + "-d window on rank " +
                           Twine(type.getRank()));
-  // pool_c2
+  // pool_c2 (avg_pool has no dilation attribute; its implied dilation of
+  // ones always fits)
+  if (static_cast<int64_t>(dilation.size()) != window)
+    return inferError(loc, name,
+                      "expects " + Twine(window) + " dilations for a " +
+                          Twine(window) + "-d window, got " +
+                          Twine(dilation.size()));
   if (static_cast<int64_t>(stride.size()) != window ||
-      static_cast<int64_t>(dilation.size()) != window ||
       static_cast<int64_t>(padding.size()) != 2 * window)
     return inferError(loc, name,
-                      "expects " + Twine(window) + " strides, " + Twine(window) +
-                          " dilations and " + Twine(2 * window) +
-                          " paddings for a " + Twine(window) +
-                          "-d window, got " + Twine(stride.size()) + ", " +
-                          Twine(dilation.size()) + " and " +
+                      "expects " + Twine(window) + " strides and " +
+                          Twine(2 * window) + " paddings for a " +
+                          Twine(window) + "-d window, got " +
+                          Twine(stride.size()) + " and " +
                           Twine(padding.size()));
   // pool_c3
   ::thunder::ShapeResult shape = ::thunder::poolShape(

@@ -6,7 +6,9 @@
 include "thunder/Dialect/Thunder/IR/ThunderBase.td"
 
 class Thunder_SoftmaxLikeOp<string mnemonic, string semantics>
-    : Thunder_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+    : Thunder_Op<mnemonic, [Pure, SameOperandsAndResultType,
+                            AllTypesMatch<["input", "result"]>,
+                            InferTypeOpInterface]> {
   let summary = semantics # " along one dimension";
   let description = [{
     Numerically stable }] # semantics # [{ along `dim`, which is in `[0, rank)`

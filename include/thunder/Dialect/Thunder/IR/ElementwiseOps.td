@@ -7,16 +7,20 @@ include "thunder/Dialect/Thunder/IR/ThunderBase.td"
 
 // Shared constraint of every elementwise op (docs/dialect.md, elementwise_c1):
 // operands and result have one type; broadcasting and conversion are explicit.
-// It is the SameOperandsAndResultType / AllTypesMatch trait below.
+// It is the AllTypesMatch trait below, which requires identical types.
+// SameOperandsAndResultType alone would accept `?` against a static dim; it is
+// kept because it gives the ops their generated inferReturnTypes.
 
 //===----------------------------------------------------------------------===//
 // Unary
 //===----------------------------------------------------------------------===//
 
 class Thunder_UnaryOp<string mnemonic, Type T, string semantics,
-                      list<Trait> traits = []>
+                      list<Trait> traits = [],
+                      string exampleType = "tensor<2x?xf32>">
     : Thunder_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
-          SameOperandsAndResultType, InferTypeOpInterface])> {
+          SameOperandsAndResultType, AllTypesMatch<["operand", "result"]>,
+          InferTypeOpInterface])> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # [{
 
@@ -24,7 +28,7 @@ class Thunder_UnaryOp<string mnemonic, Type T, string semantics,
 
     Example:
     ```mlir
-    %r = thunder.}] # mnemonic # [{ %x : tensor<2x?xf32>
+    %r = thunder.}] # mnemonic # [{ %x : }] # exampleType # [{
     ```
   }];
   let arguments = (ins T:$operand);
@@ -64,7 +68,8 @@ def Thunder_CeilOp : Thunder_UnaryFloatOp<"ceil", "Round toward +inf.", [Idempot
 def Thunder_SiluOp : Thunder_UnaryFloatOp<"silu", "`x * sigmoid(x)` (SiLU, swish).">;
 
 def Thunder_GeluOp : Thunder_Op<"gelu", [Pure, Elementwise,
-    SameOperandsAndResultType, InferTypeOpInterface]> {
+    SameOperandsAndResultType, AllTypesMatch<["operand", "result"]>,
+          InferTypeOpInterface]> {
   let summary = "elementwise gelu, exact or tanh-approximated";
   let description = [{
     `x * Phi(x)` where Phi is the standard normal CDF
@@ -76,7 +81,7 @@ def Thunder_GeluOp : Thunder_Op<"gelu", [Pure, Elementwise,
     Example:
     ```mlir
     %r = thunder.gelu %x : tensor<8x16xf32>
-    %t = thunder.gelu %x approximate = tanh : tensor<8x16xbf16>
+    %t = thunder.gelu %y approximate = tanh : tensor<8x16xbf16>
     ```
   }];
   let arguments = (ins Thunder_FloatTensor:$operand,
@@ -89,16 +94,18 @@ def Thunder_GeluOp : Thunder_Op<"gelu", [Pure, Elementwise,
 }
 
 def Thunder_LogicalNotOp : Thunder_UnaryOp<"logical_not", Thunder_BoolTensor,
-    "Boolean negation of i1 elements (bool_c1).", [Involution]>;
+    "Boolean negation of i1 elements (bool_c1).", [Involution], "tensor<8xi1>">;
 
 //===----------------------------------------------------------------------===//
 // Binary
 //===----------------------------------------------------------------------===//
 
 class Thunder_BinaryOp<string mnemonic, Type T, string semantics,
-                       list<Trait> traits = []>
+                       list<Trait> traits = [],
+                       string exampleType = "tensor<4x?xf32>">
     : Thunder_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
-          SameOperandsAndResultType, InferTypeOpInterface])> {
+          SameOperandsAndResultType, AllTypesMatch<["lhs", "rhs", "result"]>,
+          InferTypeOpInterface])> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # [{
 
@@ -107,7 +114,7 @@ class Thunder_BinaryOp<string mnemonic, Type T, string semantics,
 
     Example:
     ```mlir
-    %r = thunder.}] # mnemonic # [{ %a, %b : tensor<4x?xf32>
+    %r = thunder.}] # mnemonic # [{ %a, %b : }] # exampleType # [{
     ```
   }];
   let arguments = (ins T:$lhs, T:$rhs);
@@ -134,14 +141,15 @@ def Thunder_RemainderOp : Thunder_BinaryOp<"remainder", Thunder_NumericTensor,
 def Thunder_PowOp : Thunder_BinaryOp<"pow", Thunder_NumericTensor,
     "`a ^ b`.">;
 def Thunder_LogicalAndOp : Thunder_BinaryOp<"logical_and", Thunder_BoolTensor,
-    "Boolean and of i1 elements (bool_c1).", [Commutative]>;
+    "Boolean and of i1 elements (bool_c1).", [Commutative], "tensor<8xi1>">;
 def Thunder_LogicalOrOp : Thunder_BinaryOp<"logical_or", Thunder_BoolTensor,
-    "Boolean or of i1 elements (bool_c1).", [Commutative]>;
+    "Boolean or of i1 elements (bool_c1).", [Commutative], "tensor<8xi1>">;
 def Thunder_LogicalXorOp : Thunder_BinaryOp<"logical_xor", Thunder_BoolTensor,
-    "Boolean exclusive or of i1 elements (bool_c1).", [Commutative]>;
+    "Boolean exclusive or of i1 elements (bool_c1).", [Commutative], "tensor<8xi1>">;
 
 def Thunder_DivOp : Thunder_Op<"div", [Pure, Elementwise,
-    SameOperandsAndResultType, InferTypeOpInterface]> {
+    SameOperandsAndResultType, AllTypesMatch<["lhs", "rhs", "result"]>,
+          InferTypeOpInterface]> {
   let summary = "elementwise division: true, truncating or floor";
   let description = [{
     `a / b`. With `rounding_mode = none` (the default) it is true division and
@@ -218,7 +226,8 @@ def Thunder_WhereOp : Thunder_Op<"where", [Pure, Elementwise,
 }
 
 def Thunder_ClampOp : Thunder_Op<"clamp", [Pure, Elementwise,
-    SameOperandsAndResultType, InferTypeOpInterface]> {
+    SameOperandsAndResultType, AllTypesMatch<["operand", "result"]>,
+          InferTypeOpInterface]> {
   let summary = "elementwise clamp to constant bounds";
   let description = [{
     `min(max(x, min), max)` with scalar bounds (torch.clamp with numbers; tensor

@@ -5,7 +5,7 @@
 include "thunder/Dialect/Thunder/IR/ThunderBase.td"
 
 // Shared constraints (docs/dialect.md, reduce_c1..reduce_c3) are checked in
-// `verifyReductionDims` (ReductionOps.cpp) from inferReturnTypes.
+// `inferReduction` (ReductionOps.cpp) from inferReturnTypes.
 class Thunder_ReduceOp<string mnemonic, Type T, string semantics>
     : Thunder_InferredOp<mnemonic> {
   let summary = mnemonic # " over dimensions";
