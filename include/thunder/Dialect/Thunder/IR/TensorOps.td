@@ -232,8 +232,7 @@ def Thunder_GatherOp : Thunder_InferredOp<"gather"> {
   let summary = "torch.gather along a dimension";
   let description = [{
     `result[i][j][k] = input[i][index[i][j][k]][k]` for `dim = 1` (and so on).
-    Indices out of range are undefined behaviour at run time (the runtime's
-    debug mode checks them). Constraints: `input` and `index` have the same rank
+    Indices out of range are undefined behaviour at run time. Constraints: `input` and `index` have the same rank
     (gather_c1); `dim` is in range (gather_c2); every dim of `index` other than
     `dim` is at most the input's (gather_c3). The result has the index's shape
     and the input's element type.
