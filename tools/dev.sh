@@ -24,6 +24,7 @@ APT_PACKAGES=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libfmt-dev libgtest-dev zlib1g-dev libzstd-dev
   python3-venv python3-dev
+  clang-19 libclang-rt-19-dev
 )
 
 log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }

@@ -1290,3 +1290,12 @@ func.func @fusion_c3_count(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r#0 : tensor<4xf32>
 }
+
+// -----
+
+// cumsum_c1: dim out of range.
+func.func @cumsum_c1(%x: tensor<4x8xi64>) -> tensor<4x8xi64> {
+  // expected-error @+1 {{expects dim in [0, 2), got 2}}
+  %r = thunder.cumsum %x dim = 2 : tensor<4x8xi64>
+  return %r : tensor<4x8xi64>
+}

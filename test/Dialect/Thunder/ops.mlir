@@ -194,6 +194,8 @@ func.func @reductions(%x: tensor<4x?xf32>, %i: tensor<4x8xi64>) {
   %3 = thunder.min %i dims = [1] keepdim : tensor<4x8xi64> -> tensor<4x1xi64>
   // CHECK: thunder.prod %{{.*}} dims = [1] : tensor<4x8xi64> -> tensor<4xi64>
   %4 = thunder.prod %i dims = [1] : tensor<4x8xi64> -> tensor<4xi64>
+  // CHECK: thunder.cumsum %{{.*}} dim = 1 : tensor<4x8xi64>
+  %7 = thunder.cumsum %i dim = 1 : tensor<4x8xi64>
   // CHECK: thunder.argmax %{{.*}} dim = 1 : tensor<4x?xf32> -> tensor<4xi64>
   %5 = thunder.argmax %x dim = 1 : tensor<4x?xf32> -> tensor<4xi64>
   // CHECK: thunder.argmin %{{.*}} dim = 0 keepdim : tensor<4x8xi64> -> tensor<1x8xi64>

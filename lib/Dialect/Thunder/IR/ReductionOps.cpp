@@ -1,6 +1,6 @@
 //===- ReductionOps.cpp - Reductions of the `thunder` dialect -------------===//
 //
-// Shape inference for sum/mean/max/min/prod and argmax/argmin.
+// Shape inference for sum/mean/max/min/prod and argmax/argmin; cumsum.
 //
 //===----------------------------------------------------------------------===//
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
@@ -93,4 +93,14 @@ LogicalResult ArgMinOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &inferred) {
   return inferArgReduction(loc, getOperationName(), adaptor.getInput(),
                            static_cast<int64_t>(adaptor.getDim()), adaptor.getKeepdim(), inferred);
+}
+
+LogicalResult CumsumOp::verify() {
+  int64_t rank = getType().getRank();
+  int64_t dim = static_cast<int64_t>(getDim());
+  // cumsum_c1
+  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
+    return emitOpError("expects dim in [0, ") << std::max<int64_t>(rank, 1)
+                                              << "), got " << dim;
+  return success();
 }

@@ -1,4 +1,5 @@
-// Reduction ops of the `thunder` dialect: sum, mean, max, min, prod, argmax, argmin.
+// Reduction ops of the `thunder` dialect: sum, mean, max, min, prod, cumsum,
+// argmax, argmin.
 #ifndef THUNDER_DIALECT_THUNDER_IR_REDUCTIONOPS_TD
 #define THUNDER_DIALECT_THUNDER_IR_REDUCTIONOPS_TD
 
@@ -58,6 +59,25 @@ class Thunder_ArgReduceOp<string mnemonic, string semantics>
   let assemblyFormat = [{
     $input `dim` `=` $dim (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
   }];
+}
+
+def Thunder_CumsumOp : Thunder_Op<"cumsum", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "cumulative sum along a dimension";
+  let description = [{
+    `torch.cumsum`: element `i` along `dim` is the sum of elements `0..i`.
+    `dim` is in `[0, rank)` (cumsum_c1). The importer converts the input to
+    the result dtype first (PyTorch sums bool and integers as i64).
+
+    Example:
+    ```mlir
+    %c = thunder.cumsum %x dim = 1 : tensor<2x16xi64>
+    ```
+  }];
+  let arguments = (ins Thunder_NumericTensor:$input, I64Attr:$dim);
+  let results = (outs Thunder_NumericTensor:$result);
+  let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Thunder_ArgMaxOp : Thunder_ArgReduceOp<"argmax", "largest">;

@@ -1,0 +1,408 @@
+//===- Conversion.cpp - Argument access and helpers for converters --------===//
+#include "Conversion.h"
+
+#include "thunder/Import/Pt2Archive.h"
+#include "thunder/Support/ShapeMath.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::thunder;
+using namespace ::thunder::import;
+using namespace ::thunder::import::detail;
+using llvm::json::Array;
+using llvm::json::Object;
+
+namespace thunder::import::detail {
+
+Type elementTypeOf(MLIRContext *context, DType dtype) {
+  Builder b(context);
+  switch (dtype) {
+  case DType::Bool: return b.getI1Type();
+  case DType::Int8: return b.getI8Type();
+  case DType::Int32: return b.getI32Type();
+  case DType::Int64: return b.getI64Type();
+  case DType::Float8E4M3FN: return b.getFloat8E4M3FNType();
+  case DType::Float8E5M2: return b.getFloat8E5M2Type();
+  case DType::Float16: return b.getF16Type();
+  case DType::BFloat16: return b.getBF16Type();
+  case DType::Float32: return b.getF32Type();
+  case DType::Float64: return b.getF64Type();
+  }
+  return {};
+}
+
+FailureOr<int64_t> normalizeDim(NodeContext &ctx, int64_t dim,
+                                        int64_t rank) {
+  // A rank-0 tensor accepts dim 0 and -1, as in PyTorch.
+  int64_t d = ::thunder::normalizeDim(dim, std::max<int64_t>(rank, 1));
+  if (d < 0)
+    return ctx.fail("dim " + llvm::Twine(dim) + " is out of range for rank " +
+                    llvm::Twine(rank));
+  return d;
+}
+
+} // namespace thunder::import::detail
+
+LogicalResult NodeContext::fail(const llvm::Twine &message) const {
+  emitError(loc) << node.op() << ": " << message;
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments
+//===----------------------------------------------------------------------===//
+
+const Object *NodeContext::arg(llvm::StringRef name) const {
+  for (const NamedArgument &input : node.inputs)
+    if (input.name == name)
+      return input.value;
+  return nullptr;
+}
+
+bool NodeContext::has(llvm::StringRef name) const {
+  const Object *a = arg(name);
+  return a && !a->get("as_none");
+}
+
+/// The name of a tensor reference ({"name": "x"}).
+static std::optional<llvm::StringRef> tensorName(const llvm::json::Value *v) {
+  const Object *object = v ? v->getAsObject() : nullptr;
+  if (!object)
+    return std::nullopt;
+  return object->getString("name");
+}
+
+FailureOr<Value> NodeContext::tensor(llvm::StringRef name) const {
+  const Object *a = arg(name);
+  if (!a)
+    return fail("missing tensor argument '" + name + "'");
+  std::optional<llvm::StringRef> ref = tensorName(a->get("as_tensor"));
+  if (!ref)
+    return fail("argument '" + name + "' is not a tensor");
+  Value value = scope.lookup(*ref);
+  if (!value)
+    return fail("argument '" + name + "' refers to '" + *ref +
+                "', which has no value (an earlier error?)");
+  return value;
+}
+
+FailureOr<Value> NodeContext::optionalTensor(llvm::StringRef name) const {
+  if (!has(name))
+    return Value();
+  return tensor(name);
+}
+
+FailureOr<SmallVector<Value>>
+NodeContext::tensorList(llvm::StringRef name) const {
+  const Object *a = arg(name);
+  const Array *list = a ? a->getArray("as_tensors") : nullptr;
+  if (!list)
+    return fail("argument '" + name + "' is not a list of tensors");
+  SmallVector<Value> values;
+  for (const llvm::json::Value &entry : *list) {
+    std::optional<llvm::StringRef> ref = tensorName(&entry);
+    Value value = ref ? scope.lookup(*ref) : Value();
+    if (!value)
+      return fail("argument '" + name + "' has an entry with no value");
+    values.push_back(value);
+  }
+  return values;
+}
+
+FailureOr<SmallVector<Value>>
+NodeContext::optionalTensorList(llvm::StringRef name) const {
+  const Object *a = arg(name);
+  const Array *list = a ? a->getArray("as_optional_tensors") : nullptr;
+  if (!list) {
+    if (a && a->getArray("as_tensors"))
+      return tensorList(name);
+    return fail("argument '" + name + "' is not a list of optional tensors");
+  }
+  SmallVector<Value> values;
+  for (const llvm::json::Value &entry : *list) {
+    const Object *object = entry.getAsObject();
+    if (object && object->get("as_none")) {
+      values.push_back(Value());
+      continue;
+    }
+    std::optional<llvm::StringRef> ref =
+        object ? tensorName(object->get("as_tensor")) : std::nullopt;
+    Value value = ref ? scope.lookup(*ref) : Value();
+    if (!value)
+      return fail("argument '" + name + "' has an entry with no value");
+    values.push_back(value);
+  }
+  return values;
+}
+
+/// A JSON float: a number, or torch's "Infinity"/"-Infinity"/"NaN" strings.
+static std::optional<double> jsonFloat(const llvm::json::Value *v) {
+  if (!v)
+    return std::nullopt;
+  if (std::optional<double> number = v->getAsNumber())
+    return number;
+  if (std::optional<llvm::StringRef> text = v->getAsString()) {
+    if (*text == "Infinity")
+      return std::numeric_limits<double>::infinity();
+    if (*text == "-Infinity")
+      return -std::numeric_limits<double>::infinity();
+    if (*text == "NaN")
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+  return std::nullopt;
+}
+
+FailureOr<int64_t> NodeContext::getInt(llvm::StringRef name,
+                                       std::optional<int64_t> dflt) const {
+  const Object *a = arg(name);
+  if (!a || a->get("as_none")) {
+    if (dflt)
+      return *dflt;
+    return fail("missing int argument '" + name + "'");
+  }
+  if (std::optional<int64_t> v = a->getInteger("as_int"))
+    return *v;
+  if (const Object *sym = a->getObject("as_sym_int"))
+    if (std::optional<int64_t> v = sym->getInteger("as_int"))
+      return *v;
+  return fail("argument '" + name + "' is not a constant int");
+}
+
+FailureOr<SmallVector<int64_t>>
+NodeContext::getInts(llvm::StringRef name,
+                     std::optional<ArrayRef<int64_t>> dflt) const {
+  const Object *a = arg(name);
+  if (!a || a->get("as_none")) {
+    if (dflt)
+      return SmallVector<int64_t>(dflt->begin(), dflt->end());
+    return fail("missing int list argument '" + name + "'");
+  }
+  if (std::optional<int64_t> single = a->getInteger("as_int"))
+    return SmallVector<int64_t>{*single};
+  SmallVector<int64_t> values;
+  if (const Array *list = a->getArray("as_ints")) {
+    for (const llvm::json::Value &v : *list) {
+      std::optional<int64_t> i = v.getAsInteger();
+      if (!i)
+        return fail("argument '" + name + "' has a non-integer entry");
+      values.push_back(*i);
+    }
+    return values;
+  }
+  if (const Array *list = a->getArray("as_sym_ints")) {
+    // Symbolic entries (a dynamic size) read as kDynamic.
+    for (const llvm::json::Value &v : *list) {
+      const Object *entry = v.getAsObject();
+      std::optional<int64_t> i = entry ? entry->getInteger("as_int") : std::nullopt;
+      values.push_back(i ? *i : ShapedType::kDynamic);
+    }
+    return values;
+  }
+  return fail("argument '" + name + "' is not an int list");
+}
+
+FailureOr<double> NodeContext::getFloat(llvm::StringRef name,
+                                        std::optional<double> dflt) const {
+  const Object *a = arg(name);
+  if (!a || a->get("as_none")) {
+    if (dflt)
+      return *dflt;
+    return fail("missing float argument '" + name + "'");
+  }
+  if (std::optional<double> v = jsonFloat(a->get("as_float")))
+    return *v;
+  if (std::optional<int64_t> v = a->getInteger("as_int"))
+    return static_cast<double>(*v);
+  return fail("argument '" + name + "' is not a constant number");
+}
+
+FailureOr<bool> NodeContext::getBool(llvm::StringRef name,
+                                     std::optional<bool> dflt) const {
+  const Object *a = arg(name);
+  if (!a || a->get("as_none")) {
+    if (dflt)
+      return *dflt;
+    return fail("missing bool argument '" + name + "'");
+  }
+  if (std::optional<bool> v = a->getBoolean("as_bool"))
+    return *v;
+  return fail("argument '" + name + "' is not a constant bool");
+}
+
+FailureOr<std::string>
+NodeContext::getString(llvm::StringRef name,
+                       std::optional<llvm::StringRef> dflt) const {
+  const Object *a = arg(name);
+  if (!a || a->get("as_none")) {
+    if (dflt)
+      return dflt->str();
+    return fail("missing string argument '" + name + "'");
+  }
+  if (std::optional<llvm::StringRef> v = a->getString("as_string"))
+    return v->str();
+  return fail("argument '" + name + "' is not a string");
+}
+
+std::optional<Scalar> NodeContext::scalar(llvm::StringRef name) const {
+  const Object *a = arg(name);
+  if (!a)
+    return std::nullopt;
+  if (std::optional<bool> v = a->getBoolean("as_bool"))
+    return Scalar(*v);
+  if (std::optional<int64_t> v = a->getInteger("as_int"))
+    return Scalar(*v);
+  if (std::optional<double> v = jsonFloat(a->get("as_float")))
+    return Scalar(*v);
+  return std::nullopt;
+}
+
+FailureOr<Type> NodeContext::dtype(llvm::StringRef name) const {
+  const Object *a = arg(name);
+  if (!a || a->get("as_none"))
+    return Type();
+  std::optional<int64_t> scalarType = a->getInteger("as_scalar_type");
+  if (!scalarType)
+    return fail("argument '" + name + "' is not a dtype");
+  std::optional<DType> dt = dtypeFromScalarType(*scalarType);
+  if (!dt)
+    return fail("dtype " + llvm::Twine(scalarTypeName(*scalarType)) +
+                " is not supported");
+  return elementTypeOf(b.getContext(), *dt);
+}
+
+FailureOr<Value> NodeContext::operandAs(llvm::StringRef name,
+                                        RankedTensorType type) {
+  if (std::optional<Scalar> number = scalar(name))
+    return splat(type, *number);
+  FailureOr<Value> value = tensor(name);
+  if (failed(value))
+    return failure();
+  return coerce(*value, type);
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+/// The node's results, flattened (an `as_tensors` output counts each entry).
+static SmallVector<std::string> resultNames(const Node &node) {
+  SmallVector<std::string> names;
+  for (const llvm::json::Value &output : *node.outputs) {
+    const Object *object = output.getAsObject();
+    if (!object)
+      continue;
+    if (std::optional<llvm::StringRef> name = tensorName(object->get("as_tensor")))
+      names.push_back(name->str());
+    else if (const Array *list = object->getArray("as_tensors"))
+      for (const llvm::json::Value &entry : *list)
+        names.push_back(tensorName(&entry).value_or("").str());
+    else
+      names.push_back("");
+  }
+  return names;
+}
+
+unsigned NodeContext::numResults() const { return resultNames(node).size(); }
+
+std::string NodeContext::resultName(unsigned i) const {
+  SmallVector<std::string> names = resultNames(node);
+  return i < names.size() ? names[i] : "";
+}
+
+FailureOr<RankedTensorType> NodeContext::resultType(unsigned i) const {
+  std::string name = resultName(i);
+  if (name.empty())
+    return fail("result #" + llvm::Twine(i) + " is not a tensor");
+  return scope.typeOf(name, loc);
+}
+
+bool NodeContext::resultUsed(unsigned i) const {
+  std::string name = resultName(i);
+  return !name.empty() && scope.isUsed(name);
+}
+
+LogicalResult NodeContext::setResult(Value value, unsigned i) {
+  FailureOr<RankedTensorType> expected = resultType(i);
+  if (failed(expected))
+    return failure();
+  if (value.getType() != *expected) {
+    // An importer bug, not a user error: say so plainly.
+    std::string got;
+    llvm::raw_string_ostream os(got);
+    os << value.getType() << ", but torch.export recorded " << *expected;
+    return fail("internal error: the conversion produced " + got);
+  }
+  scope.define(resultName(i), value);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Building
+//===----------------------------------------------------------------------===//
+
+Value NodeContext::splat(RankedTensorType type, Scalar value) {
+  Type element = type.getElementType();
+  auto asDouble = [&] {
+    return std::visit([](auto v) { return static_cast<double>(v); }, value);
+  };
+  Attribute attr;
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    attr = b.getFloatAttr(floatType, asDouble());
+  } else if (element.isInteger(1)) {
+    attr = b.getBoolAttr(asDouble() != 0);
+  } else {
+    int64_t v = std::visit(
+        [](auto x) -> int64_t {
+          if constexpr (std::is_same_v<decltype(x), double>)
+            return static_cast<int64_t>(std::trunc(x));
+          else
+            return static_cast<int64_t>(x);
+        },
+        value);
+    attr = b.getIntegerAttr(element, v);
+  }
+  if (type.hasStaticShape())
+    return create<ConstantOp>(SplatElementsAttr::get(type, attr));
+  auto scalarType = RankedTensorType::get({}, element);
+  Value scalar = create<ConstantOp>(SplatElementsAttr::get(scalarType, attr));
+  return create<BroadcastOp>(type, scalar, ArrayRef<int64_t>{});
+}
+
+Value NodeContext::convert(Value value, Type elementType) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == elementType)
+    return value;
+  return create<ConvertOp>(type.clone(elementType), value);
+}
+
+FailureOr<Value> NodeContext::broadcastTo(Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  int64_t rank = type.getRank(), targetRank = shape.size();
+  if (rank > targetRank)
+    return fail("cannot broadcast a rank-" + llvm::Twine(rank) +
+                " tensor to rank " + llvm::Twine(targetRank));
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t from = type.getDimSize(d), to = shape[targetRank - rank + d];
+    if (from != 1 && !ShapedType::isDynamic(from) &&
+        !ShapedType::isDynamic(to) && from != to)
+      return fail("cannot broadcast " + ::thunder::formatShape(
+                                            {type.getShape().begin(),
+                                             type.getShape().end()}) +
+                  " to " + ::thunder::formatShape({shape.begin(), shape.end()}));
+    dims.push_back(targetRank - rank + d);
+  }
+  return create<BroadcastOp>(type.clone(shape), value, dims);
+}
+
+FailureOr<Value> NodeContext::coerce(Value value, RankedTensorType type) {
+  FailureOr<Value> broadcast = broadcastTo(value, type.getShape());
+  if (failed(broadcast))
+    return failure();
+  return convert(*broadcast, type.getElementType());
+}

@@ -1,0 +1,162 @@
+//===- Conversion.h - Converting one torch.export node ----------*- C++ -*-===//
+//
+// Private to lib/Import. A converter turns one node of the exported graph
+// (an ATen op call) into thunder ops. Converters are plain functions grouped
+// by op family, one file each (ConvertElementwise.cpp, ...), registered by
+// `register*Conversions` into one table keyed by the op name
+// ("aten.add.Tensor").
+//
+// Arguments are read by their schema name. torch.export does not serialize
+// arguments left at their defaults, so every getter that can be defaulted
+// takes the schema's default.
+//
+//===----------------------------------------------------------------------===//
+#ifndef THUNDER_LIB_IMPORT_CONVERSION_H
+#define THUNDER_LIB_IMPORT_CONVERSION_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Import/ExportedProgram.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <variant>
+
+namespace thunder::import::detail {
+
+class NodeContext;
+
+/// Converts one node; reports failures through NodeContext::fail.
+using ConvertFn = mlir::LogicalResult (*)(NodeContext &);
+
+/// Op name ("aten.add.Tensor") to converter.
+using ConversionTable = llvm::StringMap<ConvertFn>;
+
+void registerElementwiseConversions(ConversionTable &table);
+void registerReductionConversions(ConversionTable &table);
+void registerLinalgConversions(ConversionTable &table);
+void registerDataMovementConversions(ConversionTable &table);
+void registerCompositeConversions(ConversionTable &table);
+void registerCreationConversions(ConversionTable &table);
+
+/// Every registered conversion (built once).
+const ConversionTable &conversionTable();
+
+/// A Python number passed where a tensor may go (`x + 1`, `x * 0.5`).
+using Scalar = std::variant<bool, int64_t, double>;
+
+/// What converters see of the importer: values by name and result types.
+class ValueScope {
+public:
+  virtual ~ValueScope() = default;
+  /// The value of a tensor named `name`, or null.
+  virtual mlir::Value lookup(llvm::StringRef name) const = 0;
+  /// The type torch.export recorded for the tensor `name`, or failure (after
+  /// reporting an unsupported dtype) at `loc`.
+  virtual mlir::FailureOr<mlir::RankedTensorType>
+  typeOf(llvm::StringRef name, mlir::Location loc) const = 0;
+  virtual void define(llvm::StringRef name, mlir::Value value) = 0;
+  /// Whether any node or graph output reads the tensor `name`.
+  virtual bool isUsed(llvm::StringRef name) const = 0;
+};
+
+/// The conversion of one node.
+class NodeContext {
+public:
+  NodeContext(mlir::OpBuilder &builder, mlir::Location loc, const Node &node,
+              ValueScope &scope)
+      : b(builder), loc(loc), node(node), scope(scope) {}
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  const Node &node;
+
+  //===--- Errors ------------------------------------------------------===//
+
+  /// Reports "<op>: <message>" at the node's location and fails.
+  mlir::LogicalResult fail(const llvm::Twine &message) const;
+
+  //===--- Arguments, by schema name -----------------------------------===//
+
+  /// The argument's JSON union, or null when torch.export left it out.
+  const llvm::json::Object *arg(llvm::StringRef name) const;
+  /// Whether the argument is present and not None.
+  bool has(llvm::StringRef name) const;
+
+  mlir::FailureOr<mlir::Value> tensor(llvm::StringRef name) const;
+  /// A tensor argument that may be None or absent (null Value then).
+  mlir::FailureOr<mlir::Value> optionalTensor(llvm::StringRef name) const;
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  tensorList(llvm::StringRef name) const;
+  /// A list of optional tensors (aten.index's indices); None entries are null.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  optionalTensorList(llvm::StringRef name) const;
+
+  mlir::FailureOr<int64_t>
+  getInt(llvm::StringRef name, std::optional<int64_t> dflt = std::nullopt) const;
+  /// An int list; a single int is accepted as a one-element list.
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  getInts(llvm::StringRef name,
+          std::optional<llvm::ArrayRef<int64_t>> dflt = std::nullopt) const;
+  mlir::FailureOr<double>
+  getFloat(llvm::StringRef name, std::optional<double> dflt = std::nullopt) const;
+  mlir::FailureOr<bool>
+  getBool(llvm::StringRef name, std::optional<bool> dflt = std::nullopt) const;
+  mlir::FailureOr<std::string>
+  getString(llvm::StringRef name,
+            std::optional<llvm::StringRef> dflt = std::nullopt) const;
+  /// A Python number argument; std::nullopt when it is a tensor or absent.
+  std::optional<Scalar> scalar(llvm::StringRef name) const;
+  /// A dtype argument (as_scalar_type) as an MLIR element type; null when
+  /// absent or None.
+  mlir::FailureOr<mlir::Type> dtype(llvm::StringRef name) const;
+
+  /// A tensor-or-number argument as a tensor of `type`: numbers become splat
+  /// constants, tensors are broadcast (PyTorch's rules) and converted.
+  mlir::FailureOr<mlir::Value> operandAs(llvm::StringRef name,
+                                         mlir::RankedTensorType type);
+
+  //===--- Results -----------------------------------------------------===//
+
+  unsigned numResults() const;
+  /// The name of result `i` (empty for None results).
+  std::string resultName(unsigned i = 0) const;
+  /// The type torch.export recorded for result `i`.
+  mlir::FailureOr<mlir::RankedTensorType> resultType(unsigned i = 0) const;
+  /// Whether result `i` is read anywhere (multi-result ops such as
+  /// native_layer_norm have results that inference graphs never use).
+  bool resultUsed(unsigned i) const;
+  /// Binds result `i` to `value`, which must have its recorded type.
+  mlir::LogicalResult setResult(mlir::Value value, unsigned i = 0);
+
+  //===--- Building ----------------------------------------------------===//
+
+  /// A splat constant of a static `type`; a rank-0 constant broadcast to
+  /// `type` when it has dynamic dims.
+  mlir::Value splat(mlir::RankedTensorType type, Scalar value);
+  /// Converts the element type (no-op when equal).
+  mlir::Value convert(mlir::Value value, mlir::Type elementType);
+  /// PyTorch broadcasting of `value` to `shape` (right-aligned).
+  mlir::FailureOr<mlir::Value> broadcastTo(mlir::Value value,
+                                           llvm::ArrayRef<int64_t> shape);
+  /// `broadcastTo` then `convert`.
+  mlir::FailureOr<mlir::Value> coerce(mlir::Value value,
+                                      mlir::RankedTensorType type);
+
+  template <typename OpTy, typename... Args> mlir::Value create(Args &&...args) {
+    return b.create<OpTy>(loc, std::forward<Args>(args)...);
+  }
+
+  ValueScope &scope;
+};
+
+/// The MLIR element type of a Thunder dtype.
+mlir::Type elementTypeOf(mlir::MLIRContext *context, DType dtype);
+
+/// Normalizes a PyTorch dim (negative counts from the end) or fails.
+mlir::FailureOr<int64_t> normalizeDim(NodeContext &ctx, int64_t dim,
+                                      int64_t rank);
+
+} // namespace thunder::import::detail
+
+#endif // THUNDER_LIB_IMPORT_CONVERSION_H

@@ -1,0 +1,417 @@
+//===- ConvertDataMovement.cpp - ATen views, copies, slices and gathers ---===//
+//
+// Views (view, reshape, permute, expand, squeeze/unsqueeze, slice, select)
+// take their result shape from what torch.export recorded, which resolves
+// PyTorch's -1 sizes and symbolic sizes. Copies that only change memory
+// layout (clone, contiguous, alias) are the identity on values.
+//
+//===----------------------------------------------------------------------===//
+#include "Conversion.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::thunder;
+using namespace ::thunder;
+using namespace ::thunder::import;
+using namespace ::thunder::import::detail;
+
+/// `end` of a slice that runs to the end of a dynamic dim (docs/dialect.md).
+static constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+
+namespace {
+
+/// Ops whose result has the recorded shape and the input's elements in
+/// row-major order.
+LogicalResult convertReshape(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> self = ctx.tensor("self");
+  if (failed(type) || failed(self))
+    return failure();
+  if (self->getType() == *type)
+    return ctx.setResult(*self);
+  return ctx.setResult(ctx.create<ReshapeOp>(*type, *self));
+}
+
+/// clone, alias, contiguous, detach: the same value.
+LogicalResult convertIdentity(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  if (failed(self))
+    return failure();
+  return ctx.setResult(*self);
+}
+
+/// _to_copy / to.dtype: a dtype conversion (device and layout are ignored:
+/// the compiled program decides where tensors live).
+LogicalResult convertToCopy(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> self = ctx.tensor("self");
+  if (failed(type) || failed(self))
+    return failure();
+  return ctx.setResult(ctx.convert(*self, type->getElementType()));
+}
+
+LogicalResult convertPermute(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<SmallVector<int64_t>> dims = ctx.getInts("dims");
+  if (failed(self) || failed(dims))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(self->getType()).getRank();
+  SmallVector<int64_t> perm;
+  for (int64_t d : *dims) {
+    FailureOr<int64_t> n = normalizeDim(ctx, d, rank);
+    if (failed(n))
+      return failure();
+    perm.push_back(*n);
+  }
+  return ctx.setResult(ctx.create<TransposeOp>(*self, perm));
+}
+
+LogicalResult convertTranspose(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  if (failed(self))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(self->getType()).getRank();
+  FailureOr<int64_t> d0 = ctx.getInt("dim0", 0);
+  FailureOr<int64_t> d1 = ctx.getInt("dim1", 1);
+  if (failed(d0) || failed(d1))
+    return failure();
+  FailureOr<int64_t> a = normalizeDim(ctx, *d0, rank);
+  FailureOr<int64_t> b = normalizeDim(ctx, *d1, rank);
+  if (failed(a) || failed(b))
+    return failure();
+  if (rank < 2)
+    return ctx.setResult(*self);
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[*a], perm[*b]);
+  return ctx.setResult(ctx.create<TransposeOp>(*self, perm));
+}
+
+LogicalResult convertExpand(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> self = ctx.tensor("self");
+  if (failed(type) || failed(self))
+    return failure();
+  if (self->getType() == *type)
+    return ctx.setResult(*self);
+  return ctx.setResult(ctx.create<ExpandOp>(*type, *self));
+}
+
+/// A full-range slice spec for `type`, to narrow one dim of.
+struct SliceSpec {
+  SmallVector<int64_t> start, end, step;
+  explicit SliceSpec(RankedTensorType type) {
+    for (int64_t size : type.getShape()) {
+      start.push_back(0);
+      end.push_back(ShapedType::isDynamic(size) ? kToEnd : size);
+      step.push_back(1);
+    }
+  }
+};
+
+/// Slices dim `dim` of `value` to [start, end) by `step`, with PyTorch's
+/// negative and out-of-range indices normalized.
+FailureOr<Value> sliceDim(NodeContext &ctx, Value value, int64_t dim,
+                          int64_t start, int64_t end, int64_t step) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t size = type.getDimSize(dim);
+  if (step < 1)
+    return ctx.fail("slice step must be positive, got " + llvm::Twine(step));
+  SliceSpec spec(type);
+  if (ShapedType::isDynamic(size)) {
+    if (start != 0 || end < kToEnd / 2)
+      return ctx.fail("slicing dim " + llvm::Twine(dim) +
+                      ", which is dynamic, is not supported yet");
+    spec.step[dim] = step;
+  } else {
+    auto clamp = [size](int64_t i) {
+      if (i < 0)
+        i += size;
+      return std::clamp<int64_t>(i, 0, size);
+    };
+    spec.start[dim] = clamp(start);
+    spec.end[dim] = std::max(spec.start[dim], clamp(end));
+    spec.step[dim] = step;
+  }
+  return ctx.create<SliceOp>(value, spec.start, spec.end, spec.step);
+}
+
+LogicalResult convertSlice(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<int64_t> dim = ctx.getInt("dim", 0);
+  FailureOr<int64_t> start = ctx.getInt("start", 0);
+  FailureOr<int64_t> end = ctx.getInt("end", kToEnd);
+  FailureOr<int64_t> step = ctx.getInt("step", 1);
+  if (failed(self) || failed(dim) || failed(start) || failed(end) || failed(step))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(self->getType()).getRank();
+  FailureOr<int64_t> d = normalizeDim(ctx, *dim, rank);
+  if (failed(d))
+    return failure();
+  FailureOr<Value> sliced = sliceDim(ctx, *self, *d, *start, *end, *step);
+  if (failed(sliced))
+    return failure();
+  return ctx.setResult(*sliced);
+}
+
+/// select: a slice of one element, then the dim dropped.
+LogicalResult convertSelect(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<int64_t> dim = ctx.getInt("dim");
+  FailureOr<int64_t> index = ctx.getInt("index");
+  if (failed(type) || failed(self) || failed(dim) || failed(index))
+    return failure();
+  auto selfType = cast<RankedTensorType>(self->getType());
+  FailureOr<int64_t> d = normalizeDim(ctx, *dim, selfType.getRank());
+  if (failed(d))
+    return failure();
+  int64_t size = selfType.getDimSize(*d);
+  int64_t i = *index < 0 && !ShapedType::isDynamic(size) ? *index + size : *index;
+  if (i < 0 || (!ShapedType::isDynamic(size) && i >= size))
+    return ctx.fail("index " + llvm::Twine(*index) + " is out of range for dim " +
+                    llvm::Twine(*d) + " of size " + llvm::Twine(size));
+  FailureOr<Value> sliced = sliceDim(ctx, *self, *d, i, i + 1, 1);
+  if (failed(sliced))
+    return failure();
+  return ctx.setResult(ctx.create<ReshapeOp>(*type, *sliced));
+}
+
+LogicalResult convertCat(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<SmallVector<Value>> tensors = ctx.tensorList("tensors");
+  FailureOr<int64_t> dim = ctx.getInt("dim", 0);
+  if (failed(type) || failed(tensors) || failed(dim))
+    return failure();
+  FailureOr<int64_t> d = normalizeDim(ctx, *dim, type->getRank());
+  if (failed(d))
+    return failure();
+  SmallVector<Value> inputs;
+  for (Value t : *tensors) {
+    auto tType = cast<RankedTensorType>(t.getType());
+    // PyTorch skips legacy empty 1-D tensors in cat.
+    if (tType.getRank() == 1 && tType.getDimSize(0) == 0 && type->getRank() != 1)
+      continue;
+    inputs.push_back(ctx.convert(t, type->getElementType()));
+  }
+  return ctx.setResult(ctx.create<ConcatOp>(inputs, *d));
+}
+
+/// split / split_with_sizes: consecutive slices along a dim.
+LogicalResult convertSplit(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<int64_t> dim = ctx.getInt("dim", 0);
+  if (failed(self) || failed(dim))
+    return failure();
+  auto selfType = cast<RankedTensorType>(self->getType());
+  FailureOr<int64_t> d = normalizeDim(ctx, *dim, selfType.getRank());
+  if (failed(d))
+    return failure();
+  int64_t size = selfType.getDimSize(*d);
+  if (ShapedType::isDynamic(size))
+    return ctx.fail("splitting dim " + llvm::Twine(*d) +
+                    ", which is dynamic, is not supported yet");
+  SmallVector<int64_t> sizes;
+  if (ctx.arg("split_sizes")) {
+    FailureOr<SmallVector<int64_t>> given = ctx.getInts("split_sizes");
+    if (failed(given))
+      return failure();
+    sizes = *given;
+  } else {
+    FailureOr<int64_t> chunk = ctx.getInt("split_size");
+    if (failed(chunk) || *chunk <= 0)
+      return failed(chunk) ? failure() : ctx.fail("split_size must be positive");
+    for (int64_t at = 0; at < size; at += *chunk)
+      sizes.push_back(std::min(*chunk, size - at));
+  }
+  int64_t at = 0;
+  for (auto [i, n] : llvm::enumerate(sizes)) {
+    FailureOr<Value> piece = sliceDim(ctx, *self, *d, at, at + n, 1);
+    if (failed(piece))
+      return failure();
+    at += n;
+    if (!ctx.resultName(i).empty() && failed(ctx.setResult(*piece, i)))
+      return failure();
+  }
+  return success();
+}
+
+/// constant_pad_nd: `pad` lists (low, high) pairs from the last dim backwards.
+LogicalResult convertPad(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<SmallVector<int64_t>> pad = ctx.getInts("pad");
+  FailureOr<double> value = ctx.getFloat("value", 0.0);
+  if (failed(self) || failed(pad) || failed(value))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(self->getType()).getRank();
+  if (pad->size() % 2 || static_cast<int64_t>(pad->size()) > 2 * rank)
+    return ctx.fail("pad has " + llvm::Twine(pad->size()) +
+                    " entries; it needs an even number, at most twice the rank");
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (size_t i = 0; i < pad->size() / 2; ++i) {
+    low[rank - 1 - i] = (*pad)[2 * i];
+    high[rank - 1 - i] = (*pad)[2 * i + 1];
+  }
+  return ctx.setResult(ctx.create<PadOp>(*self, low, high, llvm::APFloat(*value)));
+}
+
+LogicalResult convertEmbedding(NodeContext &ctx) {
+  FailureOr<Value> weight = ctx.tensor("weight");
+  FailureOr<Value> indices = ctx.tensor("indices");
+  if (failed(weight) || failed(indices))
+    return failure();
+  return ctx.setResult(ctx.create<EmbeddingOp>(*weight, *indices));
+}
+
+LogicalResult convertGather(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<Value> index = ctx.tensor("index");
+  FailureOr<int64_t> dim = ctx.getInt("dim");
+  if (failed(self) || failed(index) || failed(dim))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(self->getType()).getRank();
+  FailureOr<int64_t> d = normalizeDim(ctx, *dim, rank);
+  if (failed(d))
+    return failure();
+  return ctx.setResult(ctx.create<GatherOp>(*self, *index, *d));
+}
+
+LogicalResult convertIndexSelect(NodeContext &ctx) {
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<Value> index = ctx.tensor("index");
+  FailureOr<int64_t> dim = ctx.getInt("dim");
+  if (failed(self) || failed(index) || failed(dim))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(self->getType()).getRank();
+  FailureOr<int64_t> d = normalizeDim(ctx, *dim, rank);
+  if (failed(d))
+    return failure();
+  Value idx = *index;
+  if (cast<RankedTensorType>(idx.getType()).getRank() == 0)
+    idx = ctx.create<ReshapeOp>(
+        RankedTensorType::get({1}, getElementTypeOrSelf(idx.getType())), idx);
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  if (failed(type))
+    return failure();
+  Value y = ctx.create<IndexSelectOp>(*self, idx, *d);
+  if (y.getType() != *type)
+    y = ctx.create<ReshapeOp>(*type, y);
+  return ctx.setResult(y);
+}
+
+/// PyTorch's negative indices count from the end: idx < 0 ? idx + size : idx.
+Value wrapNegative(NodeContext &ctx, Value index, int64_t size) {
+  auto type = cast<RankedTensorType>(index.getType());
+  Value zero = ctx.splat(type, int64_t(0));
+  Value isNegative = ctx.create<CompareOp>(ComparisonDirection::LT, index, zero);
+  Value wrapped = ctx.create<AddOp>(index, ctx.splat(type, size));
+  return ctx.create<WhereOp>(isNegative, wrapped, index);
+}
+
+/// aten.index.Tensor (advanced indexing `x[i, j]`) in the two forms models
+/// produce: one index tensor at dim d (an index_select), or index tensors
+/// for every dim (a gather from the flattened tensor).
+LogicalResult convertIndex(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<SmallVector<Value>> indices = ctx.optionalTensorList("indices");
+  if (failed(type) || failed(self) || failed(indices))
+    return failure();
+  auto selfType = cast<RankedTensorType>(self->getType());
+  SmallVector<unsigned> given;
+  for (auto [i, index] : llvm::enumerate(*indices)) {
+    if (!index)
+      continue;
+    Type element = getElementTypeOrSelf(index.getType());
+    if (!element.isInteger(64) && !element.isInteger(32))
+      return ctx.fail("indexing with a boolean mask is not supported");
+    given.push_back(i);
+  }
+  Type i64 = ctx.b.getI64Type();
+  auto flatten = [&](Value index) -> Value {
+    auto t = cast<RankedTensorType>(index.getType());
+    int64_t n = t.hasStaticShape() ? t.getNumElements() : ShapedType::kDynamic;
+    return ctx.create<ReshapeOp>(RankedTensorType::get({n}, i64),
+                                 ctx.convert(index, i64));
+  };
+
+  if (given.size() == 1) {
+    unsigned d = given.front();
+    int64_t size = selfType.getDimSize(d);
+    Value index = ctx.convert((*indices)[d], i64);
+    if (!ShapedType::isDynamic(size))
+      index = wrapNegative(ctx, index, size);
+    Value selected = ctx.create<IndexSelectOp>(*self, flatten(index), d);
+    return ctx.setResult(ctx.create<ReshapeOp>(*type, selected));
+  }
+
+  if (given.size() == static_cast<size_t>(selfType.getRank()) &&
+      selfType.getRank() > 0) {
+    // linear = sum_d index_d * stride_d over the broadcast index shape, which
+    // is the result shape.
+    ArrayRef<int64_t> shape = selfType.getShape();
+    if (llvm::any_of(shape.drop_front(), ShapedType::isDynamic))
+      return ctx.fail("indexing every dim of a tensor with dynamic inner dims "
+                      "is not supported");
+    auto indexType = type->clone(i64);
+    Value linear;
+    int64_t stride = 1;
+    for (int64_t d = selfType.getRank() - 1; d >= 0; --d) {
+      Value index = ctx.convert((*indices)[d], i64);
+      if (!ShapedType::isDynamic(shape[d]))
+        index = wrapNegative(ctx, index, shape[d]);
+      FailureOr<Value> broadcast = ctx.broadcastTo(index, indexType.getShape());
+      if (failed(broadcast))
+        return failure();
+      Value term = stride == 1 ? *broadcast
+                               : ctx.create<MulOp>(*broadcast,
+                                                   ctx.splat(indexType, stride));
+      linear = linear ? ctx.create<AddOp>(linear, term) : term;
+      stride *= ShapedType::isDynamic(shape[d]) ? 1 : shape[d];
+    }
+    int64_t numElements = selfType.hasStaticShape() ? selfType.getNumElements()
+                                                    : ShapedType::kDynamic;
+    Value flat = ctx.create<ReshapeOp>(
+        RankedTensorType::get({numElements}, selfType.getElementType()), *self);
+    Value gathered = ctx.create<IndexSelectOp>(flat, flatten(linear), 0);
+    return ctx.setResult(ctx.create<ReshapeOp>(*type, gathered));
+  }
+  return ctx.fail("advanced indexing with " + llvm::Twine(given.size()) +
+                  " index tensors over a rank-" +
+                  llvm::Twine(selfType.getRank()) +
+                  " tensor is not supported (one index tensor, or one per "
+                  "dim, are)");
+}
+
+} // namespace
+
+void ::thunder::import::detail::registerDataMovementConversions(ConversionTable &table) {
+  for (const char *op :
+       {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+        "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
+        "aten.squeeze.default", "aten.flatten.using_ints"})
+    table[op] = convertReshape;
+  for (const char *op : {"aten.clone.default", "aten.alias.default",
+                         "aten.contiguous.default", "aten.detach.default",
+                         "aten.lift_fresh_copy.default"})
+    table[op] = convertIdentity;
+  for (const char *op : {"aten._to_copy.default", "aten.to.dtype",
+                         "aten.to.dtype_layout"})
+    table[op] = convertToCopy;
+  table["aten.permute.default"] = convertPermute;
+  table["aten.transpose.int"] = convertTranspose;
+  table["aten.t.default"] = convertTranspose;
+  table["aten.expand.default"] = convertExpand;
+  table["aten.slice.Tensor"] = convertSlice;
+  table["aten.select.int"] = convertSelect;
+  table["aten.cat.default"] = convertCat;
+  table["aten.split_with_sizes.default"] = convertSplit;
+  table["aten.split.Tensor"] = convertSplit;
+  table["aten.constant_pad_nd.default"] = convertPad;
+  table["aten.embedding.default"] = convertEmbedding;
+  table["aten.gather.default"] = convertGather;
+  table["aten.index_select.default"] = convertIndexSelect;
+  table["aten.index.Tensor"] = convertIndex;
+}

@@ -1,0 +1,567 @@
+//===- Importer.cpp - torch.export programs into the thunder dialect ------===//
+//
+// Walks an ExportedProgram: user inputs become function arguments, weights
+// become dense_resource constants that point at their bytes, each node goes
+// through its converter (Conversion.h), and the user outputs are returned.
+// Unsupported ops are all reported before anything is built.
+//
+//===----------------------------------------------------------------------===//
+#include "thunder/Import/Importer.h"
+
+#include "Conversion.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "thunder/Import/Pt2Archive.h"
+#include "thunder/Support/ShapeMath.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Alignment.h"
+
+using namespace mlir;
+using namespace ::thunder;
+using namespace ::thunder::import;
+using namespace ::thunder::import::detail;
+using llvm::json::Array;
+using llvm::json::Object;
+
+namespace thunder::import {
+
+namespace detail {
+const ConversionTable &conversionTable() {
+  static const ConversionTable table = [] {
+    ConversionTable t;
+    registerElementwiseConversions(t);
+    registerReductionConversions(t);
+    registerLinalgConversions(t);
+    registerDataMovementConversions(t);
+    registerCompositeConversions(t);
+    registerCreationConversions(t);
+    return t;
+  }();
+  return table;
+}
+
+} // namespace detail
+
+bool isSupportedOp(llvm::StringRef op) {
+  return conversionTable().count(op);
+}
+
+std::vector<std::string> supportedOps() {
+  std::vector<std::string> ops;
+  for (const auto &entry : conversionTable())
+    ops.push_back(entry.getKey().str());
+  llvm::sort(ops);
+  return ops;
+}
+
+void registerImportDialects(DialectRegistry &registry) {
+  registry.insert<mlir::thunder::ThunderDialect, func::FuncDialect>();
+}
+
+/// "file.py:12" for a node, or "" when it has no usable stack trace.
+static std::string sourceLine(const Node &node) {
+  if (auto frame = userFrame(node.stackTrace))
+    return frame->first + ":" + std::to_string(frame->second);
+  return "";
+}
+
+/// Every tensor name an argument (a JSON union) reads.
+static void collectTensorRefs(const Object &argument,
+                              SmallVectorImpl<llvm::StringRef> &names) {
+  for (const auto &[key, inner] : argument) {
+    if (key == "as_tensor") {
+      if (const Object *ref = inner.getAsObject())
+        if (auto name = ref->getString("name"))
+          names.push_back(*name);
+      continue;
+    }
+    if (key != "as_tensors" && key != "as_optional_tensors")
+      continue;
+    const Array *list = inner.getAsArray();
+    if (!list)
+      continue;
+    for (const llvm::json::Value &entry : *list) {
+      const Object *ref = entry.getAsObject();
+      if (!ref)
+        continue;
+      if (auto name = ref->getString("name"))
+        names.push_back(*name); // as_tensors: {"name": ...}
+      else
+        collectTensorRefs(*ref, names); // as_optional_tensors: a union
+    }
+  }
+}
+
+namespace {
+
+class ProgramImporter final : public ValueScope {
+public:
+  ProgramImporter(MLIRContext &context, const ExportedProgram &program,
+                  const WeightMap &weights, const ImportOptions &options)
+      : context(context), program(program), weights(weights), options(options) {}
+
+  OwningOpRef<ModuleOp> run();
+
+  Value lookup(llvm::StringRef name) const override {
+    return values.lookup(name);
+  }
+
+  FailureOr<RankedTensorType> typeOf(llvm::StringRef name,
+                                     Location loc) const override {
+    auto it = program.tensorValues.find(name);
+    if (it == program.tensorValues.end()) {
+      emitError(loc) << "torch.export recorded no type for tensor '" << name
+                     << "'";
+      return failure();
+    }
+    const TensorMeta &meta = it->second;
+    if (!meta.dtype) {
+      emitError(loc) << "tensor '" << name << "' has dtype "
+                     << scalarTypeName(meta.scalarType)
+                     << ", which Thunder does not support (supported: bool, "
+                        "int8, int32, int64, float8_e4m3fn, float8_e5m2, "
+                        "float16, bfloat16, float32, float64)";
+      return failure();
+    }
+    SmallVector<int64_t> shape;
+    for (const Dim &dim : meta.sizes)
+      shape.push_back(dim.isDynamic() ? ShapedType::kDynamic : dim.size);
+    return RankedTensorType::get(shape, elementTypeOf(&context, *meta.dtype));
+  }
+
+  void define(llvm::StringRef name, Value value) override {
+    values[name] = value;
+  }
+
+  bool isUsed(llvm::StringRef name) const override { return used.contains(name); }
+
+private:
+  Location locationOf(const Node &node);
+  bool reportUnsupportedOps();
+  LogicalResult declareInputs(func::FuncOp func, OpBuilder &builder);
+  FailureOr<Value> importWeight(const InputSpec &spec, OpBuilder &builder);
+  LogicalResult importNodes(OpBuilder &builder);
+  LogicalResult importOutputs(func::FuncOp func, OpBuilder &builder);
+
+  MLIRContext &context;
+  const ExportedProgram &program;
+  const WeightMap &weights;
+  const ImportOptions &options;
+  llvm::StringMap<Value> values;
+  /// Names whose producer failed: their users are skipped, not re-reported.
+  llvm::StringSet<> poisoned;
+  /// Every tensor name some node or graph output reads.
+  llvm::StringSet<> used;
+};
+
+} // namespace
+
+Location ProgramImporter::locationOf(const Node &node) {
+  Location loc = UnknownLoc::get(&context);
+  if (auto frame = userFrame(node.stackTrace))
+    loc = FileLineColLoc::get(&context, frame->first,
+                              static_cast<unsigned>(frame->second), 0);
+  std::string name = node.name;
+  if (name.empty() && node.outputs && !node.outputs->empty())
+    if (const Object *first = node.outputs->front().getAsObject())
+      if (const Object *tensor = first->getObject("as_tensor"))
+        name = tensor->getString("name").value_or("").str();
+  if (!name.empty())
+    loc = NameLoc::get(StringAttr::get(&context, name), loc);
+  return loc;
+}
+
+/// Reports every unsupported op at once, one error per op with its count and
+/// source lines; true when there were any.
+bool ProgramImporter::reportUnsupportedOps() {
+  llvm::MapVector<llvm::StringRef, SmallVector<const Node *>> unsupported;
+  for (const Node &node : program.nodes)
+    if (!isSupportedOp(node.op()))
+      unsupported[node.op()].push_back(&node);
+  if (unsupported.empty())
+    return false;
+  for (auto &[op, nodes] : unsupported) {
+    std::vector<std::string> lines;
+    llvm::StringSet<> seen;
+    for (const Node *node : nodes)
+      if (std::string line = sourceLine(*node);
+          !line.empty() && seen.insert(line).second)
+        lines.push_back(line);
+    InFlightDiagnostic diag = emitError(locationOf(*nodes.front()))
+                              << "unsupported op " << op << " (" << nodes.size()
+                              << (nodes.size() == 1 ? " use" : " uses") << ")";
+    if (!lines.empty())
+      diag << " at " << llvm::join(lines, ", ");
+  }
+  SmallVector<std::string> names;
+  for (auto &entry : unsupported)
+    names.push_back(entry.first.str());
+  emitError(UnknownLoc::get(&context))
+      << options.sourceName << ": " << unsupported.size()
+      << (unsupported.size() == 1 ? " op is" : " ops are")
+      << " not supported by Thunder: " << llvm::join(names, ", ")
+      << " (docs/core-aten-coverage.md lists what is)";
+  return true;
+}
+
+FailureOr<Value> ProgramImporter::importWeight(const InputSpec &spec,
+                                               OpBuilder &builder) {
+  Location loc = NameLoc::get(StringAttr::get(&context, spec.target),
+                              UnknownLoc::get(&context));
+  FailureOr<RankedTensorType> type = typeOf(spec.name, loc);
+  if (failed(type))
+    return failure();
+  auto it = weights.find(spec.target);
+  if (it == weights.end()) {
+    emitError(loc) << "weight '" << spec.target
+                   << "' is used by the program but was not provided";
+    return failure();
+  }
+  const WeightData &data = it->second;
+  Type element = elementTypeOf(&context, data.dtype);
+  if (element != type->getElementType() ||
+      !llvm::equal(data.sizes, type->getShape())) {
+    emitError(loc) << "weight '" << spec.target << "' is "
+                   << dtypeName(data.dtype) << " "
+                   << ::thunder::formatShape(data.sizes)
+                   << ", but the program expects " << *type;
+    return failure();
+  }
+  int64_t numElements = ::thunder::numElements(data.sizes);
+  int64_t expected = numElements * dtypeSizeInBytes(data.dtype);
+  if (!data.bytes.empty() && static_cast<int64_t>(data.bytes.size()) != expected) {
+    emitError(loc) << "weight '" << spec.target << "' has "
+                   << data.bytes.size() << " bytes, expected " << expected;
+    return failure();
+  }
+  // The blob points at the caller's bytes when they are aligned for the
+  // element type (memory-mapped records are 64-byte aligned); otherwise, and
+  // for zero-filled records, it owns a copy.
+  size_t align = std::max<int64_t>(1, dtypeSizeInBytes(data.dtype));
+  AsmResourceBlob blob;
+  if (data.bytes.empty()) {
+    blob = HeapAsmResourceBlob::allocate(expected, align);
+    std::memset(blob.getMutableData().data(), 0, expected);
+  } else if (llvm::isAddrAligned(llvm::Align(align), data.bytes.data())) {
+    blob = UnmanagedAsmResourceBlob::allocateWithAlign(data.bytes, align);
+  } else {
+    blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(data.bytes, align);
+  }
+  auto attr = DenseResourceElementsAttr::get(*type, spec.target, std::move(blob));
+  return builder.create<mlir::thunder::ConstantOp>(loc, attr).getResult();
+}
+
+LogicalResult ProgramImporter::declareInputs(func::FuncOp func,
+                                             OpBuilder &builder) {
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  unsigned argIndex = 0;
+  bool ok = true;
+  for (const InputSpec &spec : program.inputSpecs) {
+    switch (spec.kind) {
+    case InputSpec::Kind::UserInput: {
+      BlockArgument arg = entry->getArgument(argIndex++);
+      define(spec.name, arg);
+      break;
+    }
+    case InputSpec::Kind::Parameter:
+    case InputSpec::Kind::Buffer:
+    case InputSpec::Kind::Constant: {
+      FailureOr<Value> weight = importWeight(spec, builder);
+      if (failed(weight)) {
+        ok = false;
+        poisoned.insert(spec.name);
+      } else {
+        define(spec.name, *weight);
+      }
+      break;
+    }
+    case InputSpec::Kind::Other:
+      emitError(UnknownLoc::get(&context))
+          << options.sourceName << ": input '" << spec.name << "' is a "
+          << spec.otherKind << ", which Thunder does not support";
+      ok = false;
+      poisoned.insert(spec.name);
+      break;
+    }
+  }
+  return success(ok);
+}
+
+LogicalResult ProgramImporter::importNodes(OpBuilder &builder) {
+  const ConversionTable &table = conversionTable();
+  bool ok = true;
+  for (const Node &node : program.nodes) {
+    Location loc = locationOf(node);
+    SmallVector<llvm::StringRef> refs;
+    for (const NamedArgument &input : node.inputs)
+      collectTensorRefs(*input.value, refs);
+    bool skip = llvm::any_of(refs, [&](llvm::StringRef name) {
+      return poisoned.contains(name);
+    });
+    NodeContext ctx(builder, loc, node, *this);
+    if (skip || failed(table.lookup(node.op())(ctx))) {
+      ok = false;
+      for (unsigned i = 0, e = ctx.numResults(); i < e; ++i)
+        poisoned.insert(ctx.resultName(i));
+    }
+  }
+  return success(ok);
+}
+
+LogicalResult ProgramImporter::importOutputs(func::FuncOp func,
+                                             OpBuilder &builder) {
+  SmallVector<Value> results;
+  bool ok = true;
+  for (auto [i, spec] : llvm::enumerate(program.outputSpecs)) {
+    Location loc = UnknownLoc::get(&context);
+    if (spec.kind != "user_output") {
+      emitError(loc) << options.sourceName << ": output #" << i << " is a "
+                     << spec.kind
+                     << "; Thunder compiles inference programs, which return "
+                        "user outputs only (is the model in eval mode?)";
+      ok = false;
+      continue;
+    }
+    const Object *tensor = spec.argument->getObject("as_tensor");
+    std::optional<llvm::StringRef> name =
+        tensor ? tensor->getString("name") : std::nullopt;
+    if (!name) {
+      emitError(loc) << options.sourceName << ": output #" << i
+                     << " is not a tensor; Thunder returns tensors only";
+      ok = false;
+      continue;
+    }
+    if (poisoned.contains(*name)) {
+      ok = false;
+      continue;
+    }
+    Value value = lookup(*name);
+    if (!value) {
+      emitError(loc) << options.sourceName << ": output #" << i << " ('"
+                     << *name << "') has no producer";
+      ok = false;
+      continue;
+    }
+    results.push_back(value);
+  }
+  if (!ok)
+    return failure();
+  builder.create<func::ReturnOp>(func.getLoc(), results);
+  func.setFunctionType(FunctionType::get(
+      &context, func.getFunctionType().getInputs(), ValueRange(results).getTypes()));
+  return success();
+}
+
+OwningOpRef<ModuleOp> ProgramImporter::run() {
+  context.loadDialect<mlir::thunder::ThunderDialect, func::FuncDialect>();
+  for (const Node &node : program.nodes) {
+    SmallVector<llvm::StringRef> refs;
+    for (const NamedArgument &input : node.inputs)
+      collectTensorRefs(*input.value, refs);
+    used.insert(refs.begin(), refs.end());
+  }
+  for (const OutputSpec &spec : program.outputSpecs) {
+    SmallVector<llvm::StringRef> refs;
+    collectTensorRefs(*spec.argument, refs);
+    used.insert(refs.begin(), refs.end());
+  }
+  if (reportUnsupportedOps())
+    return nullptr;
+
+  Location moduleLoc = FileLineColLoc::get(&context, options.sourceName, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(moduleLoc);
+  OpBuilder builder(&context);
+  builder.setInsertionPointToEnd(module->getBody());
+
+  // The signature: one argument per user input, with its name and the
+  // symbols of its dynamic dims.
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  bool ok = true;
+  for (const InputSpec &spec : program.inputSpecs) {
+    if (spec.kind != InputSpec::Kind::UserInput)
+      continue;
+    FailureOr<RankedTensorType> type = typeOf(spec.name, moduleLoc);
+    if (failed(type)) {
+      ok = false;
+      continue;
+    }
+    argTypes.push_back(*type);
+    SmallVector<NamedAttribute> attrs{
+        builder.getNamedAttr("thunder.name", builder.getStringAttr(spec.name))};
+    const TensorMeta &meta = program.tensorValues.find(spec.name)->second;
+    if (llvm::any_of(meta.sizes, [](const Dim &d) { return d.isDynamic(); })) {
+      SmallVector<Attribute> symbols;
+      for (const Dim &dim : meta.sizes)
+        symbols.push_back(builder.getStringAttr(dim.symbol));
+      attrs.push_back(builder.getNamedAttr("thunder.dim_symbols",
+                                           builder.getArrayAttr(symbols)));
+    }
+    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+  }
+  if (!ok)
+    return nullptr;
+
+  auto func = builder.create<func::FuncOp>(
+      moduleLoc, options.functionName, builder.getFunctionType(argTypes, {}));
+  func.setAllArgAttrs(argAttrs);
+  // Ranges of the dynamic dims' symbols: [min, max], -1 when unbounded.
+  if (!program.symbolRanges.empty()) {
+    SmallVector<NamedAttribute> ranges;
+    for (const auto &entry : program.symbolRanges) {
+      const SymbolRange &range = entry.getValue();
+      ranges.push_back(builder.getNamedAttr(
+          entry.getKey(), builder.getDenseI64ArrayAttr(
+                              {range.min.value_or(-1), range.max.value_or(-1)})));
+    }
+    func->setAttr("thunder.symbol_ranges", builder.getDictionaryAttr(ranges));
+  }
+
+  ok &= succeeded(declareInputs(func, builder));
+  ok &= succeeded(importNodes(builder));
+  if (!ok || failed(importOutputs(func, builder)))
+    return nullptr;
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp>
+importExportedProgram(MLIRContext &context,
+                                       llvm::StringRef json,
+                                       const WeightMap &weights,
+                                       const ImportOptions &options) {
+  auto program = ExportedProgram::parse(json, options.sourceName);
+  if (!program) {
+    emitError(UnknownLoc::get(&context)) << llvm::toString(program.takeError());
+    return nullptr;
+  }
+  return ProgramImporter(context, **program, weights, options).run();
+}
+
+OwningOpRef<ModuleOp>
+importPt2Archive(MLIRContext &context,
+                                  const Pt2Archive &archive,
+                                  const ImportOptions &options) {
+  auto fail = [&](llvm::Error error) -> OwningOpRef<ModuleOp> {
+    emitError(UnknownLoc::get(&context)) << llvm::toString(std::move(error));
+    return nullptr;
+  };
+  llvm::Expected<llvm::StringRef> json = archive.modelJson();
+  if (!json)
+    return fail(json.takeError());
+  WeightMap weights;
+  auto addPayloads = [&](llvm::Expected<std::vector<Payload>> payloads) -> llvm::Error {
+    if (!payloads)
+      return payloads.takeError();
+    for (const Payload &payload : *payloads) {
+      // The importer takes contiguous row-major data; torch.export.save
+      // writes each storage whole, so a view into it is contiguous when its
+      // strides are the row-major ones.
+      std::vector<int64_t> contiguous(payload.sizes.size());
+      int64_t stride = 1;
+      for (size_t d = payload.sizes.size(); d-- > 0;) {
+        contiguous[d] = stride;
+        stride *= payload.sizes[d];
+      }
+      int64_t numElements = ::thunder::numElements(payload.sizes);
+      bool isContiguous = numElements <= 1 || payload.strides == contiguous;
+      if (!payload.zeroFilled && !isContiguous)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            archive.displayName() + ": weight '" + payload.fqn +
+                "' is a non-contiguous view of its storage; not supported yet");
+      int64_t elementSize = dtypeSizeInBytes(payload.dtype);
+      llvm::ArrayRef<char> bytes;
+      if (!payload.zeroFilled)
+        bytes = llvm::ArrayRef<char>(
+            payload.storage.data() + payload.storageOffset * elementSize,
+            numElements * elementSize);
+      weights[payload.fqn] = WeightData{payload.dtype, payload.sizes, bytes};
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error error = addPayloads(archive.weights()))
+    return fail(std::move(error));
+  if (llvm::Error error = addPayloads(archive.constants()))
+    return fail(std::move(error));
+  ImportOptions withName = options;
+  if (withName.sourceName == ImportOptions().sourceName)
+    withName.sourceName = archive.displayName().str();
+  return importExportedProgram(context, *json, weights, withName);
+}
+
+//===----------------------------------------------------------------------===//
+// Examine
+//===----------------------------------------------------------------------===//
+
+int64_t ExamineReport::numUnsupported() const {
+  int64_t n = 0;
+  for (const Op &op : ops)
+    n += op.supported ? 0 : op.count;
+  return n;
+}
+
+llvm::Expected<ExamineReport>
+examineExportedProgram(llvm::StringRef json,
+                                        llvm::StringRef sourceName) {
+  auto program = ExportedProgram::parse(json, sourceName);
+  if (!program)
+    return program.takeError();
+  llvm::MapVector<llvm::StringRef, ExamineReport::Op> ops;
+  llvm::StringMap<llvm::StringSet<>> seenLines;
+  for (const Node &node : (*program)->nodes) {
+    ExamineReport::Op &op = ops[node.op()];
+    op.name = node.op().str();
+    op.supported = isSupportedOp(node.op());
+    ++op.count;
+    if (std::string line = sourceLine(node);
+        !line.empty() && seenLines[op.name].insert(line).second)
+      op.sourceLines.push_back(line);
+  }
+  ExamineReport report;
+  report.numNodes = (*program)->nodes.size();
+  for (auto &entry : ops)
+    report.ops.push_back(std::move(entry.second));
+  llvm::stable_sort(report.ops, [](const ExamineReport::Op &a,
+                                   const ExamineReport::Op &b) {
+    return a.count > b.count;
+  });
+  return report;
+}
+
+std::string formatExamineReport(const ExamineReport &report) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t unsupportedOps = llvm::count_if(
+      report.ops, [](const ExamineReport::Op &op) { return !op.supported; });
+  os << report.numNodes << " nodes, " << report.ops.size() << " distinct ops; ";
+  if (unsupportedOps == 0)
+    os << "all supported\n";
+  else
+    os << unsupportedOps << " unsupported (" << report.numUnsupported()
+       << " nodes)\n";
+  if (unsupportedOps) {
+    os << "\nunsupported:\n";
+    for (const ExamineReport::Op &op : report.ops) {
+      if (op.supported)
+        continue;
+      os << "  " << op.name << "  x" << op.count << "\n";
+      for (const std::string &line : op.sourceLines)
+        os << "      at " << line << "\n";
+    }
+  }
+  os << "\nop histogram:\n";
+  for (const ExamineReport::Op &op : report.ops)
+    os << llvm::format("  %6lld  %-48s %s\n", static_cast<long long>(op.count),
+                       op.name.c_str(), op.supported ? "" : "UNSUPPORTED");
+  return text;
+}
+
+} // namespace thunder::import

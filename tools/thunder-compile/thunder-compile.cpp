@@ -1,0 +1,138 @@
+//===- thunder-compile.cpp - Compile a torch.export archive ---------------===//
+//
+// thunder-compile model.pt2 [--compile-to=<phase>] [-o <file>]
+// thunder-compile model.pt2 --examine
+// thunder-compile --list-ops
+//
+// Runs the same C++ pipelines as thunder-opt and the Python binding. Errors
+// (a malformed archive, unsupported ops: all of them at once) are printed
+// with the user's source lines, the exit status is non-zero, and no output
+// file is written.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "thunder/Import/Importer.h"
+#include "thunder/Import/Pt2Archive.h"
+#include "thunder/Pipelines/Pipelines.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("thunder-compile options");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.pt2>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("Output file (default: standard output)"),
+               cl::value_desc("file"), cl::init("-"), cl::cat(category));
+static cl::opt<std::string> compileTo(
+    "compile-to",
+    cl::desc("Stop after this phase and write its IR: import (the program as "
+             "imported) or graph (after the graph pipeline)"),
+    cl::value_desc("phase"), cl::init("graph"), cl::cat(category));
+static cl::opt<bool> decompose(
+    "decompose-composites",
+    cl::desc("Decompose softmax, normalizations and attention into primitives "
+             "in the graph phase"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> examine(
+    "examine",
+    cl::desc("Report which ops are supported, with counts and source lines, "
+             "without compiling; exit status 1 when some are not"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> listOps("list-ops",
+                             cl::desc("List the ATen ops Thunder imports"),
+                             cl::init(false), cl::cat(category));
+static cl::opt<bool> printWeights(
+    "print-weights",
+    cl::desc("Print weight bytes in the IR (by default blobs larger than 64 "
+             "bytes are elided, so large models print small)"),
+    cl::init(false), cl::cat(category));
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "thunder-compile") << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Thunder: compile a torch.export archive (.pt2) ahead of time\n");
+
+  if (listOps) {
+    for (const std::string &op : thunder::import::supportedOps())
+      outs() << op << "\n";
+    return 0;
+  }
+  if (inputPath.empty())
+    return fail("no input: give a .pt2 file written by torch.export.save");
+  std::optional<thunder::Phase> phase = thunder::parsePhase(compileTo);
+  if (!phase)
+    return fail("unknown phase '" + compileTo +
+                "' for --compile-to; the phases are: import, graph");
+
+  auto archive = thunder::Pt2Archive::open(inputPath);
+  if (!archive)
+    return fail(toString(archive.takeError()));
+
+  if (examine) {
+    auto json = (*archive)->modelJson();
+    if (!json)
+      return fail(toString(json.takeError()));
+    auto report =
+        thunder::import::examineExportedProgram(*json, (*archive)->displayName());
+    if (!report)
+      return fail(toString(report.takeError()));
+    outs() << thunder::import::formatExamineReport(*report);
+    return report->numUnsupported() ? 1 : 0;
+  }
+
+  mlir::DialectRegistry registry;
+  thunder::registerThunderDialects(registry);
+  mlir::MLIRContext context(registry);
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  thunder::import::ImportOptions options;
+  options.sourceName = (*archive)->displayName().str();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      thunder::import::importPt2Archive(context, **archive, options);
+  if (!module)
+    return fail(inputPath + ": import failed (errors above)");
+
+  if (*phase != thunder::Phase::Import) {
+    mlir::PassManager pm(&context);
+    thunder::GraphPipelineOptions graphOptions;
+    graphOptions.decomposeComposites = decompose.getValue();
+    thunder::buildThunderGraphPipeline(pm, graphOptions);
+    if (mlir::failed(pm.run(*module)))
+      return fail(inputPath + ": the graph pipeline failed (errors above)");
+  }
+
+  // Written to a temporary file and renamed into place on success: a failed
+  // run leaves no half-written output.
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(outputPath, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  mlir::OpPrintingFlags flags;
+  if (!printWeights)
+    flags.elideLargeResourceString(64);
+  module->print(output->os(), flags);
+  output->os() << "\n";
+  if (output->os().has_error())
+    return fail("could not write " + outputPath);
+  output->keep();
+  return 0;
+}
