@@ -1,0 +1,113 @@
+"""Exports small PyTorch graphs to .pt2 archives for the importer's lit tests.
+
+    python export.py <graph> <out.pt2>
+
+Each graph is a few lines of PyTorch that exercise one part of the importer;
+the lit test next to it FileChecks the imported IR.
+"""
+import sys
+import warnings
+
+import torch
+from torch import nn
+from torch.export import Dim
+
+warnings.filterwarnings("ignore")
+torch.manual_seed(0)
+
+
+class Promote(nn.Module):
+    """int64 + float32 promotes; the scalar alpha scales `other`; a
+    comparison promotes to its operands' common type, not the result's."""
+
+    def forward(self, i, x):
+        y = torch.add(x, i, alpha=2)
+        return y, i < x
+
+
+class Broadcast(nn.Module):
+    def forward(self, x, b):
+        return torch.relu(x * b + 1.0)
+
+
+class Linear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.fc(x), approximate="tanh")
+
+
+class ConvBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        y = torch.max_pool2d(torch.relu(self.bn(self.conv(x))), 2)
+        return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1)
+
+
+class Norms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(16)
+
+    def forward(self, x):
+        return torch.softmax(self.ln(x), dim=-1), torch.log_softmax(x, dim=1)
+
+
+class Views(nn.Module):
+    def forward(self, x):
+        a, b = torch.split(x, [2, 6], dim=1)
+        y = torch.cat([b, a], dim=-1)
+        return y[:, 1::2].transpose(0, 1).reshape(-1), x.unsqueeze(0).sum(dim=(1, 2))
+
+
+class Gathers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, ids, table):
+        return self.emb(ids), table[ids[0]], torch.argmax(table, dim=1)
+
+
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class Unsupported(nn.Module):
+    def forward(self, x):
+        values, _ = torch.sort(x)
+        return torch.fft.rfft(values).abs() + torch.sort(x * 2)[0][..., :5]
+
+
+GRAPHS = {
+    "promote": (Promote(), (torch.randint(0, 5, (4,)), torch.randn(4)), None),
+    "broadcast": (Broadcast(), (torch.randn(2, 3), torch.randn(3)), None),
+    "linear_dynamic": (Linear(), (torch.randn(2, 8),),
+                       ({0: Dim("batch", min=1, max=32)},)),
+    "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
+    "norms": (Norms(), (torch.randn(2, 16),), None),
+    "views": (Views(), (torch.randn(4, 8),), None),
+    "gathers": (Gathers(), (torch.tensor([[1, 2], [3, 4]]), torch.randn(5, 3)), None),
+    "attention": (Attention(), tuple(torch.randn(1, 2, 4, 8) for _ in range(3)), None),
+    "unsupported": (Unsupported(), (torch.randn(2, 8),), None),
+}
+
+
+def main():
+    name, out = sys.argv[1], sys.argv[2]
+    model, args, dynamic = GRAPHS[name]
+    ep = torch.export.export(model, args, dynamic_shapes=dynamic)
+    table = torch.export.default_decompositions()
+    table.pop(torch.ops.aten.scaled_dot_product_attention.default, None)
+    torch.export.save(ep.run_decompositions(table), out)
+
+
+if __name__ == "__main__":
+    main()
