@@ -15,6 +15,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "thunder/Support/TypePromotion.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 #include <vector>
