@@ -134,10 +134,12 @@ static llvm::Expected<InputSpec> parseInputSpec(const Object &spec,
 llvm::Expected<std::unique_ptr<ExportedProgram>>
 ExportedProgram::parse(llvm::StringRef json, llvm::StringRef sourceName) {
   ErrorBuilder error(sourceName);
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  // parseArchiveJson bounds the nesting depth first: llvm::json::parse
+  // recurses per level, and a crafted file must not overflow the stack.
+  llvm::Expected<llvm::json::Value> parsed =
+      parseArchiveJson(json, sourceName + ": the program");
   if (!parsed)
-    return error("the program is not valid JSON: " +
-                 llvm::toString(parsed.takeError()));
+    return parsed.takeError();
   auto program = std::make_unique<ExportedProgram>();
   program->document = std::move(*parsed);
   const Object *root = program->document.getAsObject();

@@ -195,7 +195,7 @@ TEST(ImporterTest, RejectsAWeightOfTheWrongShape) {
 TEST(ImporterTest, RejectsMalformedJson) {
   Result r = import("{\"graph_module\": ");
   EXPECT_FALSE(r.ok);
-  EXPECT_TRUE(contains(r.all(), "model.pt2: the program is not valid JSON"))
+  EXPECT_TRUE(contains(r.all(), "model.pt2: the program: invalid JSON"))
       << r.all();
   Result notProgram = import("[1, 2, 3]");
   EXPECT_FALSE(notProgram.ok);
@@ -203,6 +203,12 @@ TEST(ImporterTest, RejectsMalformedJson) {
   Result noVersion = import("{}");
   EXPECT_FALSE(noVersion.ok);
   EXPECT_TRUE(contains(noVersion.all(), "no schema_version")) << noVersion.all();
+}
+
+TEST(ImporterTest, DeeplyNestedJsonIsAnErrorNotAStackOverflow) {
+  Result r = import(std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(contains(r.all(), "nested more than")) << r.all();
 }
 
 TEST(ImporterTest, TruncatedJsonNeverCrashes) {
