@@ -58,6 +58,11 @@ static cl::opt<bool> printWeights(
              "bytes are elided, so large models print small)"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<bool> printLocations(
+    "print-locations",
+    cl::desc("Print each op's location (the user's source line)"),
+    cl::init(false), cl::cat(category));
+
 static int fail(const Twine &message) {
   WithColor::error(errs(), "thunder-compile") << message << "\n";
   return 1;
@@ -129,6 +134,8 @@ int main(int argc, char **argv) {
   mlir::OpPrintingFlags flags;
   if (!printWeights)
     flags.elideLargeResourceString(64);
+  if (printLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/true);
   module->print(output->os(), flags);
   output->os() << "\n";
   if (output->os().has_error())
