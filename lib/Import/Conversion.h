@@ -58,6 +58,9 @@ public:
   virtual void define(llvm::StringRef name, mlir::Value value) = 0;
   /// Whether any node or graph output reads the tensor `name`.
   virtual bool isUsed(llvm::StringRef name) const = 0;
+  /// The symbol of each dim of tensor `name` when torch.export recorded it as
+  /// a plain symbol ("s77"); "" for static dims and compound expressions.
+  virtual std::vector<std::string> dimSymbols(llvm::StringRef name) const = 0;
 };
 
 /// The conversion of one node.

@@ -63,6 +63,13 @@ void registerImportDialects(DialectRegistry &registry) {
   registry.insert<mlir::thunder::ThunderDialect, func::FuncDialect>();
 }
 
+/// Whether `symbol` is a bare symbol name ("s77"), not an expression.
+static bool isPlainSymbol(llvm::StringRef symbol) {
+  return !symbol.empty() && llvm::all_of(symbol, [](char c) {
+    return llvm::isAlnum(c) || c == '_';
+  });
+}
+
 /// "file.py:12" for a node, or "" when it has no usable stack trace.
 static std::string sourceLine(const Node &node) {
   if (auto frame = userFrame(node.stackTrace))
@@ -139,6 +146,16 @@ public:
   }
 
   bool isUsed(llvm::StringRef name) const override { return used.contains(name); }
+
+  std::vector<std::string> dimSymbols(llvm::StringRef name) const override {
+    std::vector<std::string> symbols;
+    auto it = program.tensorValues.find(name);
+    if (it == program.tensorValues.end())
+      return symbols;
+    for (const Dim &dim : it->second.sizes)
+      symbols.push_back(isPlainSymbol(dim.symbol) ? dim.symbol : "");
+    return symbols;
+  }
 
 private:
   Location locationOf(const Node &node);
@@ -399,7 +416,8 @@ OwningOpRef<ModuleOp> ProgramImporter::run() {
     if (llvm::any_of(meta.sizes, [](const Dim &d) { return d.isDynamic(); })) {
       SmallVector<Attribute> symbols;
       for (const Dim &dim : meta.sizes)
-        symbols.push_back(builder.getStringAttr(dim.symbol));
+        symbols.push_back(builder.getStringAttr(
+            isPlainSymbol(dim.symbol) ? dim.symbol : std::string()));
       attrs.push_back(builder.getNamedAttr("thunder.dim_symbols",
                                            builder.getArrayAttr(symbols)));
     }

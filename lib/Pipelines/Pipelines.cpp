@@ -17,6 +17,8 @@ auto ::thunder::parsePhase(llvm::StringRef name) -> std::optional<Phase> {
   return llvm::StringSwitch<std::optional<Phase>>(name)
       .Case("import", Phase::Import)
       .Case("graph", Phase::Graph)
+      .Case("source", Phase::Source)
+      .Case("library", Phase::Library)
       .Default(std::nullopt);
 }
 

@@ -1,6 +1,7 @@
 //===- thunder-compile.cpp - Compile a torch.export archive ---------------===//
 //
-// thunder-compile model.pt2 [--compile-to=<phase>] [-o <file>]
+// thunder-compile model.pt2 --target=cpu -o out/       (libmodel.so, model.h)
+// thunder-compile model.pt2 --compile-to=<phase> [-o <file or dir>]
 // thunder-compile model.pt2 --examine
 // thunder-compile --list-ops
 //
@@ -14,11 +15,13 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "thunder/Driver/Driver.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
 #include "thunder/Pipelines/Pipelines.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -31,14 +34,33 @@ static cl::OptionCategory category("thunder-compile options");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.pt2>"),
                                       cl::cat(category));
-static cl::opt<std::string>
-    outputPath("o", cl::desc("Output file (default: standard output)"),
-               cl::value_desc("file"), cl::init("-"), cl::cat(category));
+static cl::opt<std::string> outputPath(
+    "o",
+    cl::desc("Output: a directory for --compile-to=library (libNAME.so and "
+             "NAME.h) or source; a file for the IR phases (default: standard "
+             "output)"),
+    cl::value_desc("path"), cl::init(""), cl::cat(category));
 static cl::opt<std::string> compileTo(
     "compile-to",
-    cl::desc("Stop after this phase and write its IR: import (the program as "
-             "imported) or graph (after the graph pipeline)"),
-    cl::value_desc("phase"), cl::init("graph"), cl::cat(category));
+    cl::desc("Stop after this phase: import (the program as imported), graph "
+             "(after the graph pipeline), source (the generated sources) or "
+             "library (the default: the linked shared library)"),
+    cl::value_desc("phase"), cl::init("library"), cl::cat(category));
+static cl::opt<std::string> target("target",
+                                   cl::desc("The target to compile for: cpu"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> cpu(
+    "cpu", cl::desc("CPU target: the -march of the generated code (native, "
+                    "x86-64-v3, ...)"),
+    cl::init("native"), cl::cat(category));
+static cl::opt<std::string> modelName(
+    "name", cl::desc("The model's name (default: the input file's stem): the "
+                     "artifact is lib<name>.so"),
+    cl::init(""), cl::cat(category));
+static cl::opt<bool> keepBuild(
+    "keep-build-dir",
+    cl::desc("Keep the build directory (sources and toolchain log)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> decompose(
     "decompose-composites",
     cl::desc("Decompose softmax, normalizations and attention into primitives "
@@ -62,6 +84,16 @@ static cl::opt<bool> printLocations(
     "print-locations",
     cl::desc("Print each op's location (the user's source line)"),
     cl::init(false), cl::cat(category));
+
+/// A C identifier from a file stem ("my-model.v2" -> "my_model_v2").
+static std::string sanitizeName(StringRef stem) {
+  std::string name;
+  for (char c : stem)
+    name += (isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (name.empty() || isdigit(static_cast<unsigned char>(name[0])))
+    name = "model_" + name;
+  return name;
+}
 
 static int fail(const Twine &message) {
   WithColor::error(errs(), "thunder-compile") << message << "\n";
@@ -116,6 +148,11 @@ int main(int argc, char **argv) {
   if (!module)
     return fail(inputPath + ": import failed (errors above)");
 
+  bool toDirectory =
+      *phase == thunder::Phase::Source || *phase == thunder::Phase::Library;
+  if (toDirectory && outputPath.empty())
+    return fail("give -o <directory> for --compile-to=" + compileTo);
+
   if (*phase != thunder::Phase::Import) {
     mlir::PassManager pm(&context);
     thunder::GraphPipelineOptions graphOptions;
@@ -125,10 +162,29 @@ int main(int argc, char **argv) {
       return fail(inputPath + ": the graph pipeline failed (errors above)");
   }
 
+  if (toDirectory) {
+    thunder::CompileOptions compile;
+    compile.target = target;
+    compile.targetOptions.cpu = cpu;
+    compile.targetOptions.modelName =
+        modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
+    compile.sourceOnly = *phase == thunder::Phase::Source;
+    compile.keepBuildDir = keepBuild;
+    auto result = thunder::compileModule(*module, outputPath, compile);
+    if (mlir::failed(result))
+      return fail(inputPath + ": compilation failed (errors above)");
+    if (!result->library.empty())
+      outs() << "wrote " << result->library << " and " << result->header << "\n";
+    else
+      outs() << "wrote the sources to " << outputPath << "\n";
+    return 0;
+  }
+
   // Written to a temporary file and renamed into place on success: a failed
   // run leaves no half-written output.
   std::string errorMessage;
-  auto output = mlir::openOutputFile(outputPath, &errorMessage);
+  auto output =
+      mlir::openOutputFile(outputPath.empty() ? std::string("-") : outputPath.getValue(), &errorMessage);
   if (!output)
     return fail(errorMessage);
   mlir::OpPrintingFlags flags;

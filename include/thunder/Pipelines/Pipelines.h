@@ -22,10 +22,12 @@ class OpPassManager;
 namespace thunder {
 
 /// The phases a compile goes through, in order; `--compile-to=<phase>` stops
-/// after one of them. Only the graph-level phases exist so far.
-enum class Phase { Import, Graph };
+/// after one of them: the imported IR, the IR after the graph pipeline, the
+/// generated sources, or the linked library.
+enum class Phase { Import, Graph, Source, Library };
 
-/// Parses a phase name ("import", "graph"); std::nullopt when unknown.
+/// Parses a phase name ("import", "graph", "source", "library");
+/// std::nullopt when unknown.
 std::optional<Phase> parsePhase(llvm::StringRef name);
 
 /// Options of the graph-level pipeline.

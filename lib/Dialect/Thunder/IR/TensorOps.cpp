@@ -131,8 +131,11 @@ struct ExpandToBroadcast : OpRewritePattern<ExpandOp> {
     int64_t rank = op.getOperand().getType().getRank();
     int64_t offset = op.getType().getRank() - rank;
     SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(offset, offset + rank));
-    rewriter.replaceOpWithNewOp<BroadcastOp>(op, op.getType(), op.getOperand(),
-                                             dims);
+    auto broadcast = rewriter.replaceOpWithNewOp<BroadcastOp>(
+        op, op.getType(), op.getOperand(), dims);
+    // Annotations such as thunder.dim_symbols describe the value, which is
+    // unchanged.
+    broadcast->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     return success();
   }
 };

@@ -1,0 +1,22 @@
+//===- CPUBackend.h - The CPU code generator --------------------*- C++ -*-===//
+#ifndef THUNDER_TARGET_CPU_CPUBACKEND_H
+#define THUNDER_TARGET_CPU_CPUBACKEND_H
+
+#include "thunder/Target/TargetBackend.h"
+
+namespace thunder {
+
+/// Emits C++ (OpenMP loops, CBLAS GEMMs) compiled by the system C++ compiler.
+class CPUBackend final : public TargetBackend {
+public:
+  llvm::StringRef name() const override;
+  mlir::FailureOr<EmittedSources> emit(mlir::ModuleOp module,
+                                       const TargetOptions &options) override;
+  ToolchainCommand link(const EmittedSources &sources, llvm::StringRef buildDir,
+                        llvm::StringRef output,
+                        const TargetOptions &options) const override;
+};
+
+} // namespace thunder
+
+#endif // THUNDER_TARGET_CPU_CPUBACKEND_H
