@@ -20,5 +20,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["thunder-opt", "thunder-compile"], [config.thunder_tools_dir])
 config.substitutions.append(("%python", config.python_executable))
+# An absolute path, for tests that change PATH.
+config.substitutions.append(
+    ("%thunder_compile_abs", os.path.join(config.thunder_tools_dir, "thunder-compile")))
 llvm_config.add_tool_substitutions(["FileCheck", "not", "split-file"],
                                    [config.llvm_tools_dir])
