@@ -143,6 +143,12 @@ FailureOr<CompileResult> compileModule(ModuleOp module, llvm::StringRef outputDi
     return failure();
   if (auto ec = llvm::sys::fs::rename(headerTmp, result.header))
     return emitError(loc) << "cannot write " << result.header << ": " << ec.message();
+  for (const std::string &artifact : sources->artifacts) {
+    std::string published = (outputDir + "/" + artifact).str();
+    if (auto ec = llvm::sys::fs::rename(buildDir + "/" + artifact, published))
+      return emitError(loc) << "cannot write " << published << ": " << ec.message();
+    result.artifacts.push_back(published);
+  }
   if (auto ec = llvm::sys::fs::rename(builtLib, result.library))
     return emitError(loc) << "cannot write " << result.library << ": "
                           << ec.message();

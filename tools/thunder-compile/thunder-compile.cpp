@@ -57,6 +57,11 @@ static cl::opt<std::string> modelName(
     "name", cl::desc("The model's name (default: the input file's stem): the "
                      "artifact is lib<name>.so"),
     cl::init(""), cl::cat(category));
+static cl::opt<bool> externalWeights(
+    "external-weights",
+    cl::desc("Write the weights to <name>.safetensors beside the library "
+             "(memory-mapped at load) instead of embedding them"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> keepBuild(
     "keep-build-dir",
     cl::desc("Keep the build directory (sources and toolchain log)"),
@@ -166,6 +171,7 @@ int main(int argc, char **argv) {
     thunder::CompileOptions compile;
     compile.target = target;
     compile.targetOptions.cpu = cpu;
+    compile.targetOptions.externalWeights = externalWeights;
     compile.targetOptions.modelName =
         modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
     compile.sourceOnly = *phase == thunder::Phase::Source;

@@ -38,6 +38,7 @@ struct CompileOptions {
 struct CompileResult {
   std::string library; ///< path of libNAME.so (empty for sourceOnly)
   std::string header;  ///< path of NAME.h
+  std::vector<std::string> artifacts; ///< files beside it (NAME.safetensors)
 };
 
 /// Compiles `module` (imported, graph pipeline applied) into `outputDir`:

@@ -26,6 +26,9 @@ struct TargetOptions {
   std::string cpu = "native";
   /// Optimization level passed to the toolchain.
   int optLevel = 2;
+  /// Write the weights to NAME.safetensors beside the library (memory-mapped
+  /// at load) instead of embedding them in it.
+  bool externalWeights = false;
 };
 
 /// A file the backend produced, relative to the build directory.
@@ -39,6 +42,8 @@ struct EmittedSources {
   std::vector<SourceFile> files;
   /// Files among `files` to compile and link (the rest are headers/data).
   std::vector<std::string> compileUnits;
+  /// Files among `files` that ship beside the library (external weights).
+  std::vector<std::string> artifacts;
 };
 
 /// A command line to run in the build directory.

@@ -63,6 +63,20 @@ int dtypeCode(Type t) {
   return 9;
 }
 
+/// The safetensors dtype name.
+std::string safetensorsDtype(Type t) {
+  if (t.isInteger(1)) return "BOOL";
+  if (t.isInteger(8)) return "I8";
+  if (t.isInteger(32)) return "I32";
+  if (t.isInteger(64)) return "I64";
+  if (t.isFloat8E4M3FN()) return "F8_E4M3";
+  if (t.isFloat8E5M2()) return "F8_E5M2";
+  if (t.isF16()) return "F16";
+  if (t.isBF16()) return "BF16";
+  if (t.isF32()) return "F32";
+  return "F64";
+}
+
 int64_t elementBytes(Type t) {
   return t.isInteger(1) ? 1 : (t.getIntOrFloatBitWidth() + 7) / 8;
 }
@@ -144,6 +158,9 @@ private:
   LogicalResult emitOp(Operation *op, llvm::raw_ostream &os);
   LogicalResult emitElementwise(Operation *op, llvm::raw_ostream &os);
   void emitEntry(llvm::raw_ostream &os);
+  std::string createAndRun();
+  /// The safetensors header's length, once the file is made.
+  int64_t weightsHeaderBytes = 0;
 
   func::FuncOp func;
   const ShapePlan &plan;
@@ -153,9 +170,17 @@ private:
   std::vector<Value> slots;
   /// Splat constants filled at the start of a run.
   std::vector<std::pair<Value, std::string>> splats;
-  /// The embedded weights blob and each constant's offset in it.
+  /// The weights blob and each constant's offset in it.
   std::string blob;
   llvm::DenseMap<Value, uint64_t> blobOffsets;
+  /// safetensors entries: name, dtype, shape, begin, end.
+  struct BlobEntry {
+    std::string name, dtype;
+    SmallVector<int64_t> shape;
+    uint64_t begin, end;
+  };
+  std::vector<BlobEntry> blobEntries;
+  std::string safetensorsFile(int64_t *headerBytes);
 };
 
 void Emitter::emitSymbols(llvm::raw_ostream &os) {
@@ -241,8 +266,39 @@ LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
   while (blob.size() % 64)
     blob.push_back(0);
   blobOffsets[op.getResult()] = blob.size();
+  std::string entryName = "constant_" + name(op.getResult());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    entryName = resource.getRawHandle().getKey().str();
+  blobEntries.push_back({entryName, safetensorsDtype(element),
+                         SmallVector<int64_t>(type.getShape()), blob.size(),
+                         blob.size() + bytes.size()});
   blob.append(bytes.begin(), bytes.end());
   return success();
+}
+
+/// The weights as a .safetensors file: an 8-byte header length, the JSON
+/// header (padded so the data starts 64-byte aligned), then the blob.
+std::string Emitter::safetensorsFile(int64_t *headerBytes) {
+  std::string header;
+  llvm::raw_string_ostream os(header);
+  os << "{\"__metadata__\":{\"format\":\"thunder\",\"model\":"
+     << cppString(options.modelName) << "}";
+  for (const BlobEntry &e : blobEntries) {
+    os << "," << cppString(e.name) << ":{\"dtype\":\"" << e.dtype
+       << "\",\"shape\":[";
+    for (auto [i, d] : llvm::enumerate(e.shape))
+      os << (i ? "," : "") << d;
+    os << "],\"data_offsets\":[" << e.begin << "," << e.end << "]}";
+  }
+  os << "}";
+  while ((8 + header.size()) % 64)
+    header.push_back(' ');
+  *headerBytes = header.size();
+  std::string file(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i)
+    file[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return file + header + blob;
 }
 
 /// The C++ expression of an elementwise op over compute-typed `a`, `b`, `c`.
@@ -685,7 +741,10 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "#include \"thunder_cpu.h\"\n#include \"thunder-c/artifact.h\"\n\n"
      << "#include <cstdio>\n\n"
      << "using namespace thunder_cpu;\n\n"
-     << "extern \"C\" const unsigned char thunder_weights_blob[];\n\n"
+     << (options.externalWeights
+             ? "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n"
+               "#include <unistd.h>\n\n"
+             : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n")
      << "namespace {\n\n"
      << "constexpr int kNumSymbols = " << plan.symbols().size() << ";\n\n"
      << "inline int64_t window_size(int64_t in, int64_t k, int64_t s, int64_t lo,\n"
@@ -705,8 +764,9 @@ LogicalResult Emitter::run(EmittedSources &out) {
        << elementBytes(typeOf(v).getElementType()) << "ULL + 63) & ~63ULL;\n";
   os << "  return at;\n}\n\n";
 
-  os << "int run_model(const thunder_tensor *inputs, const thunder_tensor *outputs,\n"
-        "              void *workspace) {\n"
+  os << "int run_model(const unsigned char *weights, const thunder_tensor *inputs,\n"
+        "              const thunder_tensor *outputs, void *workspace) {\n"
+        "  (void)weights;\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
         "  uint64_t offsets[" << slots.size() + 1 << "];\n"
         "  layout(sym, offsets);\n"
@@ -720,7 +780,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
        << " *>(ws + offsets[" << i << "]);\n";
   for (auto &[v, b] : blobOffsets)
     os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
-       << elem(v) << " *>(thunder_weights_blob + " << b << ");\n";
+       << elem(v) << " *>(weights + " << b << ");\n";
   func.walk([&](ReshapeOp r) {
     os << "  const " << elem(r) << " *" << name(r) << " = " << name(r.getOperand())
        << ";\n";
@@ -761,6 +821,15 @@ LogicalResult Emitter::run(EmittedSources &out) {
   emitEntry(os);
 
   out.files.push_back({"model.cpp", text});
+  if (options.externalWeights) {
+    out.files.push_back({options.modelName + ".safetensors",
+                         safetensorsFile(&weightsHeaderBytes)});
+    out.artifacts.push_back(options.modelName + ".safetensors");
+    out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
+    out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+    out.compileUnits = {"model.cpp"};
+    return success();
+  }
   out.files.push_back({"weights.bin", blob});
   out.files.push_back(
       {"weights.S", "# The model's weights, embedded at link time.\n"
@@ -774,6 +843,70 @@ LogicalResult Emitter::run(EmittedSources &out) {
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
   out.compileUnits = {"model.cpp", "weights.S"};
   return success();
+}
+
+/// The model state: the embedded blob, or the memory-mapped weights file
+/// (checked to be the one this library was compiled with).
+std::string Emitter::createAndRun() {
+  if (!options.externalWeights)
+    return "int create(const char *, void **state, char *, size_t) {\n"
+           "  *state = const_cast<unsigned char *>(thunder_weights_blob);\n"
+           "  return 0;\n}\n"
+           "void destroy(void *) {}\n"
+           "int run(const void *state, const thunder_tensor *inputs,\n"
+           "        const thunder_tensor *outputs, void *workspace, void *,\n"
+           "        char *, size_t) {\n"
+           "  return run_model(static_cast<const unsigned char *>(state), inputs,\n"
+           "                   outputs, workspace);\n}\n\n";
+  uint64_t dataStart = 8 + weightsHeaderBytes;
+  return llvm::formatv(R"cpp(struct Weights {{ void *map; size_t size; };
+int create(const char *path, void **state, char *error, size_t error_size) {{
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {{
+    snprintf(error, error_size, "cannot open the weights file %s", path);
+    return 1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || uint64_t(st.st_size) != {0}ULL) {{
+    close(fd);
+    snprintf(error, error_size,
+             "the weights file %s has %lld bytes; this model's has {0}",
+             path, (long long)st.st_size);
+    return 1;
+  }
+  void *map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {{
+    snprintf(error, error_size, "cannot map the weights file %s", path);
+    return 1;
+  }
+  uint64_t header = 0;
+  for (int i = 0; i < 8; ++i)
+    header |= uint64_t(static_cast<const unsigned char *>(map)[i]) << (8 * i);
+  if (header != {1}ULL) {{
+    munmap(map, st.st_size);
+    snprintf(error, error_size,
+             "the weights file %s was not written for this model", path);
+    return 1;
+  }
+  *state = new Weights{{map, size_t(st.st_size)};
+  return 0;
+}
+void destroy(void *state) {{
+  auto *w = static_cast<Weights *>(state);
+  munmap(w->map, w->size);
+  delete w;
+}
+int run(const void *state, const thunder_tensor *inputs,
+        const thunder_tensor *outputs, void *workspace, void *, char *, size_t) {{
+  const auto *w = static_cast<const Weights *>(state);
+  return run_model(static_cast<const unsigned char *>(w->map) + {2}, inputs,
+                   outputs, workspace);
+}
+
+)cpp",
+                       dataStart + blob.size(), weightsHeaderBytes, dataStart)
+      .str();
 }
 
 void Emitter::emitEntry(llvm::raw_ostream &os) {
@@ -832,22 +965,17 @@ void Emitter::emitEntry(llvm::raw_ostream &os) {
      << (inputs.empty() ? "{}" : "") << "};\n"
      << "const thunder_tensor_desc kOutputs[] = {" << llvm::join(outputs, ", ")
      << "};\n\n"
-     << "int create(const char *, void **state, char *, size_t) {\n"
-        "  *state = const_cast<unsigned char *>(thunder_weights_blob);\n"
-        "  return 0;\n}\n"
-        "void destroy(void *) {}\n"
-        "int run(const void *, const thunder_tensor *inputs,\n"
-        "        const thunder_tensor *outputs, void *workspace, void *,\n"
-        "        char *, size_t) {\n"
-        "  return run_model(inputs, outputs, workspace);\n}\n\n"
-        "} // namespace\n\n"
+     << createAndRun()
+     << "} // namespace\n\n"
         "extern \"C\" __attribute__((visibility(\"default\")))\n"
         "const thunder_model_v1 *thunder_model_entry_v1(void) {\n"
         "  static const thunder_model_v1 table = {\n"
         "      THUNDER_ABI_VERSION, sizeof(thunder_model_v1), "
      << cppString(options.modelName) << ", \"cpu\", THUNDER_DEVICE_CPU,\n      "
      << inputs.size() << ", " << outputs.size()
-     << ", kInputs, kOutputs, \"\",\n"
+     << ", kInputs, kOutputs, "
+     << cppString(options.externalWeights ? options.modelName + ".safetensors" : "")
+     << ",\n"
         "      create, destroy, output_shapes, workspace_bytes, run};\n"
         "  return &table;\n}\n";
 }
