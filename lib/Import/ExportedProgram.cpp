@@ -121,6 +121,9 @@ static llvm::Expected<InputSpec> parseInputSpec(const Object &spec,
   } else if (key == "buffer") {
     result.kind = InputSpec::Kind::Buffer;
     result.target = body->getString("buffer_name").value_or("").str();
+  } else if (key == "constant_input") {
+    result.kind = InputSpec::Kind::ConstantInput;
+    result.name = body->getString("name").value_or("").str();
   } else if (key == "tensor_constant") {
     result.kind = InputSpec::Kind::Constant;
     result.target = body->getString("tensor_constant_name").value_or("").str();

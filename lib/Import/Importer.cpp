@@ -298,6 +298,8 @@ LogicalResult ProgramImporter::declareInputs(func::FuncOp func,
       }
       break;
     }
+    case InputSpec::Kind::ConstantInput:
+      break; // baked into the graph by torch.export
     case InputSpec::Kind::Other:
       emitError(UnknownLoc::get(&context))
           << options.sourceName << ": input '" << spec.name << "' is a "

@@ -59,7 +59,9 @@ struct Node {
 
 /// What a graph input is (signature.input_specs).
 struct InputSpec {
-  enum class Kind { UserInput, Parameter, Buffer, Constant, Other } kind;
+  /// ConstantInput: a Python number or None argument, which torch.export
+  /// bakes into the graph; it takes no argument in the imported function.
+  enum class Kind { UserInput, Parameter, Buffer, Constant, ConstantInput, Other } kind;
   std::string name;    ///< the placeholder's name in the graph
   std::string target;  ///< FQN of a parameter/buffer/constant; empty for user inputs
   std::string otherKind; ///< the spec's key for Kind::Other (custom_obj, token, ...)

@@ -1,0 +1,454 @@
+//===- ThunderPython.cpp - thunder._C: the Python binding -----------------===//
+//
+// The one native module of the Python package (STYLE 14): thin bindings over
+// the C++ importer and pipelines, so Python runs exactly what thunder-compile
+// and thunder-opt run. The package (python/thunder) does the capture with
+// torch.export and hands the program JSON and views of the weights to
+// import_program.
+//
+// Errors never abort: every MLIR diagnostic raised while importing or running
+// a pipeline is collected as a "file:line: error: message" line and raised as
+// thunder._C.ImportError or thunder._C.CompileError (both ValueErrors), with
+// all problems at once.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Import/Importer.h"
+#include "thunder/Import/Pt2Archive.h"
+#include "thunder/Pipelines/Pipelines.h"
+#include "thunder/Support/TypePromotion.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+/// Raised as thunder._C.ImportError: the program or archive cannot be
+/// imported (unsupported ops, malformed input, bad weights).
+struct ImportFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Raised as thunder._C.CompileError: a pipeline failed on imported IR.
+struct CompileFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char *severityName(mlir::DiagnosticSeverity severity) {
+  switch (severity) {
+  case mlir::DiagnosticSeverity::Error:
+    return "error";
+  case mlir::DiagnosticSeverity::Warning:
+    return "warning";
+  case mlir::DiagnosticSeverity::Note:
+    return "note";
+  case mlir::DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+/// "file:line: error: message": the location is the innermost file position
+/// (the user's source line from the export's stack trace) when there is one.
+void printDiagnostic(llvm::raw_ostream &os, mlir::Diagnostic &diag) {
+  if (auto file = diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
+    os << file.getFilename().getValue() << ":" << file.getLine() << ": ";
+  os << severityName(diag.getSeverity()) << ": " << diag.str();
+}
+
+/// Collects every diagnostic emitted on a context while it lives, instead of
+/// letting MLIR print them to stderr.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(mlir::MLIRContext &context)
+      : handler(&context, [this](mlir::Diagnostic &diag) {
+          llvm::raw_string_ostream os(text);
+          if (!text.empty())
+            os << "\n";
+          printDiagnostic(os, diag);
+          for (mlir::Diagnostic &note : diag.getNotes()) {
+            os << "\n  ";
+            printDiagnostic(os, note);
+          }
+          return mlir::success();
+        }) {}
+
+  /// `summary`, then every collected diagnostic on its own line.
+  std::string message(const std::string &summary) const {
+    return text.empty() ? summary : summary + "\n" + text;
+  }
+
+private:
+  std::string text;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+/// A context with Thunder's dialects. Each module owns one; there is one
+/// function per module, so the context's thread pool would only cost.
+std::unique_ptr<mlir::MLIRContext> newContext() {
+  mlir::DialectRegistry registry;
+  thunder::registerThunderDialects(registry);
+  thunder::import::registerImportDialects(registry);
+  auto context = std::make_unique<mlir::MLIRContext>(
+      registry, mlir::MLIRContext::Threading::DISABLED);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+/// An imported program: owns its context, the archive its weights point
+/// into (for import_pt2) and the module. Members are destroyed in reverse
+/// order: the module before the archive and the context it lives in. Tensors
+/// whose memory the weights view are kept alive from Python (the class has a
+/// __dict__ for that).
+class Module {
+public:
+  Module(std::unique_ptr<mlir::MLIRContext> context,
+         std::unique_ptr<thunder::Pt2Archive> archive,
+         mlir::OwningOpRef<mlir::ModuleOp> module)
+      : context(std::move(context)), archive(std::move(archive)),
+        module(std::move(module)) {}
+
+  std::string toString(bool printWeights, bool locations) {
+    mlir::OpPrintingFlags flags;
+    if (!printWeights)
+      flags.elideLargeResourceString(64);
+    if (locations)
+      flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, flags);
+    return text;
+  }
+
+  void runGraphPipeline(bool decomposeComposites) {
+    DiagnosticCollector diagnostics(*context);
+    mlir::PassManager pm(context.get());
+    thunder::GraphPipelineOptions options;
+    options.decomposeComposites = decomposeComposites;
+    thunder::buildThunderGraphPipeline(pm, options);
+    bool failed;
+    {
+      py::gil_scoped_release release;
+      failed = mlir::failed(pm.run(*module));
+    }
+    if (failed)
+      throw CompileFailure(diagnostics.message(
+          "the graph pipeline failed; the module may be partly transformed"));
+  }
+
+  /// Runs the verifier; its messages, if any, are dropped (a bool is asked).
+  bool verify() {
+    DiagnosticCollector diagnostics(*context);
+    return mlir::succeeded(mlir::verify(*module));
+  }
+
+  std::map<std::string, int64_t> opHistogram() {
+    std::map<std::string, int64_t> counts;
+    mlir::Operation *top = module->getOperation();
+    module->walk([&](mlir::Operation *op) {
+      if (op != top)
+        ++counts[op->getName().getStringRef().str()];
+    });
+    return counts;
+  }
+
+  std::vector<std::string> inputTypes() { return typesOf(/*inputs=*/true); }
+  std::vector<std::string> outputTypes() { return typesOf(/*inputs=*/false); }
+
+  /// The address of the bytes that the constant of weight `name` reads: the
+  /// caller's memory when the importer did not copy it.
+  uintptr_t weightAddress(const std::string &name) {
+    const void *address = nullptr;
+    bool found = false;
+    module->walk([&](mlir::thunder::ConstantOp op) {
+      auto resource =
+          llvm::dyn_cast<mlir::DenseResourceElementsAttr>(op.getValue());
+      if (!resource)
+        return mlir::WalkResult::advance();
+      // The importer names each weight's constant after its FQN; the
+      // resource key is the same FQN unless MLIR had to uniquify it.
+      auto nameLoc = llvm::dyn_cast<mlir::NameLoc>(op.getLoc());
+      bool matches = (nameLoc && nameLoc.getName() == name) ||
+                     resource.getRawHandle().getKey() == name;
+      if (!matches)
+        return mlir::WalkResult::advance();
+      found = true;
+      if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+        address = blob->getData().data();
+      return mlir::WalkResult::interrupt();
+    });
+    if (!found)
+      throw py::key_error("no weight named '" + name + "' in the module");
+    if (!address)
+      throw py::value_error("weight '" + name +
+                            "' has no bytes (its blob was elided from the text "
+                            "this module was parsed from)");
+    return reinterpret_cast<uintptr_t>(address);
+  }
+
+private:
+  std::vector<std::string> typesOf(bool inputs) {
+    std::vector<std::string> result;
+    auto funcs = module->getOps<mlir::func::FuncOp>();
+    if (funcs.empty())
+      return result;
+    mlir::FunctionType type = (*funcs.begin()).getFunctionType();
+    for (mlir::Type t : inputs ? type.getInputs() : type.getResults()) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      t.print(os);
+      result.push_back(text);
+    }
+    return result;
+  }
+
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<thunder::Pt2Archive> archive;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// (data_ptr, nbytes, dtype name, sizes): one weight as the package passes it.
+using WeightTuple =
+    std::tuple<uintptr_t, int64_t, std::string, std::vector<int64_t>>;
+
+/// The weights as views of the caller's memory; checks what the importer
+/// takes on trust (a known dtype, a byte count that matches the shape).
+thunder::import::WeightMap
+toWeightMap(const std::map<std::string, WeightTuple> &weights) {
+  thunder::import::WeightMap map;
+  for (const auto &[name, tuple] : weights) {
+    const auto &[address, nbytes, dtypeName, sizes] = tuple;
+    std::optional<thunder::DType> dtype = thunder::dtypeFromName(dtypeName);
+    if (!dtype) {
+      std::string names;
+      for (int i = 0; i < thunder::kNumDTypes; ++i)
+        names += std::string(i ? ", " : "") +
+                 thunder::dtypeName(static_cast<thunder::DType>(i));
+      throw ImportFailure("weight '" + name + "' has dtype " + dtypeName +
+                          ", which Thunder does not support (supported: " +
+                          names + ")");
+    }
+    int64_t expected = thunder::dtypeSizeInBytes(*dtype);
+    for (int64_t size : sizes) {
+      if (size < 0)
+        throw ImportFailure("weight '" + name + "' has a negative size");
+      if (size != 0 && expected > INT64_MAX / size)
+        throw ImportFailure("weight '" + name + "' is too large");
+      expected *= size;
+    }
+    if (nbytes != expected)
+      throw ImportFailure("weight '" + name + "' has " + std::to_string(nbytes) +
+                          " bytes, but " + dtypeName + " of its shape needs " +
+                          std::to_string(expected));
+    if (nbytes > 0 && address == 0)
+      throw ImportFailure("weight '" + name + "' has a null data pointer");
+    llvm::ArrayRef<char> bytes(reinterpret_cast<const char *>(address),
+                               static_cast<size_t>(nbytes));
+    map[name] = thunder::import::WeightData{*dtype, sizes, bytes};
+  }
+  return map;
+}
+
+std::unique_ptr<Module>
+importProgram(const std::string &json,
+              const std::map<std::string, WeightTuple> &weights,
+              const std::string &sourceName) {
+  thunder::import::WeightMap weightMap = toWeightMap(weights);
+  auto context = newContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string message;
+  {
+    DiagnosticCollector diagnostics(*context);
+    thunder::import::ImportOptions options;
+    options.sourceName = sourceName;
+    {
+      py::gil_scoped_release release;
+      module = thunder::import::importExportedProgram(*context, json,
+                                                      weightMap, options);
+    }
+    if (!module)
+      message = diagnostics.message(sourceName + ": import failed");
+  }
+  if (!module)
+    throw ImportFailure(message);
+  return std::make_unique<Module>(std::move(context), nullptr,
+                                  std::move(module));
+}
+
+std::unique_ptr<Module> importPt2(const std::string &path) {
+  auto archive = thunder::Pt2Archive::open(path);
+  if (!archive)
+    throw ImportFailure(llvm::toString(archive.takeError()));
+  auto context = newContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string message;
+  {
+    DiagnosticCollector diagnostics(*context);
+    {
+      py::gil_scoped_release release;
+      module = thunder::import::importPt2Archive(*context, **archive,
+                                                 thunder::import::ImportOptions());
+    }
+    if (!module)
+      message = diagnostics.message(path + ": import failed");
+  }
+  if (!module)
+    throw ImportFailure(message);
+  return std::make_unique<Module>(std::move(context), std::move(*archive),
+                                  std::move(module));
+}
+
+std::unique_ptr<Module> parseModule(const std::string &text,
+                                    const std::string &sourceName) {
+  auto context = newContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string message;
+  {
+    DiagnosticCollector diagnostics(*context);
+    module = mlir::parseSourceString<mlir::ModuleOp>(
+        text, mlir::ParserConfig(context.get()), sourceName);
+    if (!module)
+      message = diagnostics.message(sourceName + ": cannot parse the module");
+  }
+  if (!module)
+    throw ImportFailure(message);
+  return std::make_unique<Module>(std::move(context), nullptr,
+                                  std::move(module));
+}
+
+thunder::import::ExamineReport examine(const std::string &json,
+                                       const std::string &sourceName) {
+  auto report = thunder::import::examineExportedProgram(json, sourceName);
+  if (!report)
+    throw ImportFailure(llvm::toString(report.takeError()));
+  return std::move(*report);
+}
+
+py::dict reportToDict(const thunder::import::ExamineReport &report) {
+  py::list ops;
+  for (const auto &op : report.ops) {
+    py::dict entry;
+    entry["name"] = op.name;
+    entry["count"] = op.count;
+    entry["supported"] = op.supported;
+    entry["source_lines"] = op.sourceLines;
+    ops.append(entry);
+  }
+  py::dict result;
+  result["num_nodes"] = report.numNodes;
+  result["ops"] = ops;
+  return result;
+}
+
+/// The inverse of reportToDict, so the text comes from the one formatter the
+/// CLI uses too.
+thunder::import::ExamineReport reportFromDict(const py::dict &dict) {
+  thunder::import::ExamineReport report;
+  report.numNodes = dict["num_nodes"].cast<int64_t>();
+  for (py::handle item : dict["ops"].cast<py::list>()) {
+    py::dict entry = item.cast<py::dict>();
+    thunder::import::ExamineReport::Op op;
+    op.name = entry["name"].cast<std::string>();
+    op.count = entry["count"].cast<int64_t>();
+    op.supported = entry["supported"].cast<bool>();
+    op.sourceLines = entry["source_lines"].cast<std::vector<std::string>>();
+    report.ops.push_back(std::move(op));
+  }
+  return report;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Thunder's native module: the C++ importer and pipelines "
+            "(use the thunder package rather than this module directly)";
+
+  py::register_exception<ImportFailure>(m, "ImportError", PyExc_ValueError);
+  py::register_exception<CompileFailure>(m, "CompileError", PyExc_ValueError);
+
+  py::class_<Module>(m, "Module", py::dynamic_attr(),
+                     "An imported program: an MLIR module in the thunder "
+                     "dialect with the context it lives in")
+      .def("__str__",
+           [](Module &self) { return self.toString(false, false); })
+      .def("to_string", &Module::toString, py::arg("print_weights") = false,
+           py::arg("locations") = false,
+           "The module as MLIR text. Weight blobs over 64 bytes are elided "
+           "unless print_weights; locations adds the source locations.")
+      .def("run_graph_pipeline", &Module::runGraphPipeline,
+           py::arg("decompose_composites") = false,
+           "Runs the graph-level pipeline (thunder-compile "
+           "--compile-to=graph) in place; raises CompileError on failure.")
+      .def("verify", &Module::verify, "Whether the module verifies.")
+      .def("op_histogram", &Module::opHistogram,
+           "Op name -> number of uses, over every op below the module.")
+      .def("input_types", &Module::inputTypes,
+           "The main function's argument types as MLIR text.")
+      .def("output_types", &Module::outputTypes,
+           "The main function's result types as MLIR text.")
+      .def("weight_address", &Module::weightAddress, py::arg("name"),
+           "The address of the bytes the constant of weight `name` reads "
+           "(equal to the tensor's data_ptr() when it was not copied).");
+
+  m.def("import_program", &importProgram, py::arg("json"), py::arg("weights"),
+        py::arg("source_name") = "<program>",
+        "Imports an ExportedProgram's JSON. weights maps each FQN to "
+        "(data_ptr, nbytes, dtype name, sizes) of contiguous CPU memory that "
+        "the caller keeps alive as long as the Module; it is not copied.");
+  m.def("import_pt2", &importPt2, py::arg("path"),
+        "Imports a .pt2 archive written by torch.export.save; the Module "
+        "keeps the mapped archive its weights point into.");
+  m.def("parse_module", &parseModule, py::arg("text"),
+        py::arg("source_name") = "<string>",
+        "Parses MLIR text (thunder-compile's or thunder-opt's output) into a "
+        "Module; the parser verifies it. Elided weight blobs stay without "
+        "bytes.");
+  m.def(
+      "examine_program",
+      [](const std::string &json, const std::string &sourceName) {
+        return reportToDict(examine(json, sourceName));
+      },
+      py::arg("json"), py::arg("source_name") = "<program>",
+      "Which ops of the program the importer supports, without importing: "
+      "{'num_nodes': int, 'ops': [{'name', 'count', 'supported', "
+      "'source_lines'}]}, most frequent first.");
+  m.def(
+      "format_examine_report",
+      [](const py::dict &report) {
+        return thunder::import::formatExamineReport(reportFromDict(report));
+      },
+      py::arg("report"), "examine_program's report as text (as the CLI prints it).");
+  m.def("supported_ops", &thunder::import::supportedOps,
+        "Every ATen op the importer converts, sorted.");
+  m.def(
+      "dtype_names",
+      [] {
+        std::vector<std::string> names;
+        for (int i = 0; i < thunder::kNumDTypes; ++i)
+          names.push_back(thunder::dtypeName(static_cast<thunder::DType>(i)));
+        return names;
+      },
+      "The dtype names weights may have.");
+}
