@@ -41,6 +41,34 @@ function(thunder_add_plain_library name)
   _thunder_export(${name})
 endfunction()
 
+# thunder_add_shared_library(<name> <sources>... EXPORT_NAME <export> [LINK_LIBS ...])
+#   A shared library with no MLIR/LLVM dependency, for applications (the runtime):
+#   Thunder::<export> in the build tree and in ThunderTargets. Only symbols marked
+#   visibility("default") are exported; LLVM's -fno-exceptions does not apply
+#   (plain add_library). LINK_LIBS are private.
+function(thunder_add_shared_library name)
+  cmake_parse_arguments(ARG "" "EXPORT_NAME" "LINK_LIBS" ${ARGN})
+  add_library(${name} SHARED ${ARG_UNPARSED_ARGUMENTS})
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
+  set_target_properties(${name} PROPERTIES
+    EXPORT_NAME ${ARG_EXPORT_NAME}
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+  if(ARG_LINK_LIBS)
+    target_link_libraries(${name} PRIVATE ${ARG_LINK_LIBS})
+  endif()
+  add_library(Thunder::${ARG_EXPORT_NAME} ALIAS ${name})
+  install(TARGETS ${name} EXPORT ThunderTargets
+    LIBRARY DESTINATION lib ARCHIVE DESTINATION lib RUNTIME DESTINATION bin)
+  set_property(GLOBAL APPEND PROPERTY THUNDER_EXPORTED_TARGETS ${name})
+endfunction()
+
 # thunder_add_tool(<name> <sources>... [LINK_LIBS ...])
 function(thunder_add_tool name)
   cmake_parse_arguments(ARG "" "" "LINK_LIBS" ${ARGN})

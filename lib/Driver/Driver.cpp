@@ -82,6 +82,12 @@ FailureOr<CompileResult> compileModule(ModuleOp module, llvm::StringRef outputDi
   if (failed(sources))
     return failure();
 
+  // Absolute, so that the build directory is made beside the output (not in
+  // the system's temporary directory, as a relative prefix would be).
+  llvm::SmallString<256> outputPath(outputDir);
+  if (auto ec = llvm::sys::fs::make_absolute(outputPath))
+    return emitError(loc) << "cannot resolve " << outputDir << ": " << ec.message();
+  outputDir = outputPath;
   if (auto ec = llvm::sys::fs::create_directories(outputDir))
     return emitError(loc) << "cannot create " << outputDir << ": " << ec.message();
   const std::string &name = options.targetOptions.modelName;

@@ -959,8 +959,18 @@ void Emitter::emitEntry(llvm::raw_ostream &os) {
                                   arg.getArgNumber(), "thunder.dim_symbols")));
   }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    outputs.push_back(describe("out", i, v, "output_" + std::to_string(i), {}));
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    // The importer names the symbols of the outputs' dynamic dims on their
+    // producers.
+    ArrayAttr symbols;
+    if (Operation *producer = v.getDefiningOp())
+      symbols = producer->getAttrOfType<ArrayAttr>("thunder.dim_symbols");
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      symbols = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                 "thunder.dim_symbols");
+    outputs.push_back(
+        describe("out", i, v, "output_" + std::to_string(i), symbols));
+  }
   os << "const thunder_tensor_desc kInputs[] = {" << llvm::join(inputs, ", ")
      << (inputs.empty() ? "{}" : "") << "};\n"
      << "const thunder_tensor_desc kOutputs[] = {" << llvm::join(outputs, ", ")

@@ -1,0 +1,181 @@
+/*===- thunder-c/runtime.h - Load and run compiled models (C API) ---------===*
+ *
+ * The stable C API of Thunder's runtime (libThunderRuntime, CMake target
+ * Thunder::runtime). It loads a compiled model (libNAME.so, see artifact.h),
+ * validates every input and output against the model's descriptors, and runs
+ * it. It depends on libc, libdl and pthreads only: no MLIR, no LLVM, no CUDA
+ * at link time (a CUDA or HIP model makes it dlopen the driver).
+ *
+ * Errors: every function that can fail returns a thunder_status and, on
+ * failure, leaves a message for thunder_last_error() on the calling thread.
+ * No function throws, aborts or asserts on a caller's mistake.
+ *
+ * Threading: a thunder_model is immutable after loading; thunder_model_run
+ * and every accessor may be called from many threads at once (each run
+ * allocates its own workspace). A thunder_context reuses one workspace, so a
+ * context must not be used by two threads at once: give each thread its own.
+ *
+ *   thunder_model *m;
+ *   if (thunder_model_load("out/libmodel.so", &m) != THUNDER_OK) {
+ *     fprintf(stderr, "%s\n", thunder_last_error());
+ *     return 1;
+ *   }
+ *   thunder_tensor in = {x, THUNDER_DTYPE_FLOAT32, 2, x_shape};
+ *   thunder_tensor out = {y, THUNDER_DTYPE_FLOAT32, 2, y_shape};
+ *   thunder_status s = thunder_model_run(m, &in, 1, &out, 1, NULL);
+ *   thunder_model_free(m);
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef THUNDER_C_RUNTIME_H
+#define THUNDER_C_RUNTIME_H
+
+#include "thunder-c/artifact.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define THUNDER_RUNTIME_API
+#else
+#define THUNDER_RUNTIME_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a call returned. The message of a failure is in thunder_last_error(). */
+typedef enum thunder_status {
+  THUNDER_OK = 0,
+  /* A NULL where a pointer is required, a wrong input or output count, a
+   * dtype, rank or dim that does not match the model, dims that share a
+   * symbol but differ, NULL data for a non-empty tensor. */
+  THUNDER_ERROR_INVALID_ARGUMENT = 1,
+  /* The file is missing or not a shared library, it is not a Thunder model
+   * (no thunder_model_entry_v1), its table is malformed, its weights file is
+   * missing, or the model's create() failed. */
+  THUNDER_ERROR_LOAD = 2,
+  /* The model was compiled for another ABI version (abi_version or
+   * struct_size differ from this runtime's); the message names both. */
+  THUNDER_ERROR_VERSION = 3,
+  /* The model needs a device this machine cannot provide: a CUDA model
+   * without libcuda.so.1 or without a CUDA device, a HIP model without
+   * libamdhip64.so or without an AMD GPU; or a device call failed. */
+  THUNDER_ERROR_DEVICE = 4,
+  /* The model's own code reported a failure while running (or computed
+   * output shapes that contradict its descriptors). */
+  THUNDER_ERROR_RUN = 5,
+  /* The runtime could not allocate host or device memory (a workspace). */
+  THUNDER_ERROR_OUT_OF_MEMORY = 6
+} thunder_status;
+
+/* A loaded model: immutable, shareable between threads. */
+typedef struct thunder_model thunder_model;
+
+/* Reusable per-thread run state (one workspace) for one model. */
+typedef struct thunder_context thunder_context;
+
+/* The message of the last call that failed on this thread ("" if none).
+ * Successful calls leave it unchanged. Valid until the next failing call on
+ * this thread. */
+THUNDER_RUNTIME_API const char *thunder_last_error(void);
+
+/* A short name of a status ("THUNDER_ERROR_VERSION"); "unknown" otherwise. */
+THUNDER_RUNTIME_API const char *thunder_status_name(int32_t status);
+
+/* The runtime's version, "MAJOR.MINOR.PATCH". The model ABI it supports is
+ * THUNDER_ABI_VERSION of the artifact.h it was built with. */
+THUNDER_RUNTIME_API const char *thunder_runtime_version(void);
+
+/* PyTorch's name of a dtype ("float32", "bfloat16", "bool"); "unknown" for a
+ * value outside thunder_dtype. */
+THUNDER_RUNTIME_API const char *thunder_dtype_name(int32_t dtype);
+
+/* Bytes per element (bool is 1 byte); 0 for a value outside thunder_dtype. */
+THUNDER_RUNTIME_API size_t thunder_dtype_size(int32_t dtype);
+
+/* "cpu", "cuda", "hip"; "unknown" for a value outside thunder_device. */
+THUNDER_RUNTIME_API const char *thunder_device_name(int32_t device);
+
+/* Loads a compiled model. `path` is a file path (a name without '/' is taken
+ * relative to the working directory, not searched in LD_LIBRARY_PATH). The
+ * library is opened with RTLD_NOW | RTLD_LOCAL, its ABI version is checked,
+ * its weights file (if any) is looked up beside it, the device driver is
+ * checked for CUDA/HIP models, and the model's state is created. On failure
+ * *model is set to NULL. */
+THUNDER_RUNTIME_API thunder_status thunder_model_load(const char *path,
+                                                      thunder_model **model);
+
+/* Destroys the model's state and unloads it. NULL is allowed. Every context
+ * of the model must be freed first, and no run may be in flight. */
+THUNDER_RUNTIME_API void thunder_model_free(thunder_model *model);
+
+/* Metadata. Strings live as long as the model. NULL/0 for a NULL model. */
+THUNDER_RUNTIME_API const char *thunder_model_name(const thunder_model *model);
+THUNDER_RUNTIME_API const char *
+thunder_model_target(const thunder_model *model);
+/* The path the model was loaded from, as given to thunder_model_load. */
+THUNDER_RUNTIME_API const char *thunder_model_path(const thunder_model *model);
+/* thunder_device of the tensors passed to runs; -1 for a NULL model. */
+THUNDER_RUNTIME_API int32_t thunder_model_device(const thunder_model *model);
+THUNDER_RUNTIME_API int32_t
+thunder_model_num_inputs(const thunder_model *model);
+THUNDER_RUNTIME_API int32_t
+thunder_model_num_outputs(const thunder_model *model);
+
+/* Descriptor of input/output i (see thunder_tensor_desc in artifact.h), or
+ * NULL if i is out of range. */
+THUNDER_RUNTIME_API const thunder_tensor_desc *
+thunder_model_input(const thunder_model *model, int32_t i);
+THUNDER_RUNTIME_API const thunder_tensor_desc *
+thunder_model_output(const thunder_model *model, int32_t i);
+
+/* Validates `inputs` (as a run would) and writes the shape of output i to
+ * shapes[i][0 .. rank of output i). Only the inputs' dtype, rank and shape
+ * are read; their data may be NULL. */
+THUNDER_RUNTIME_API thunder_status thunder_model_output_shapes(
+    const thunder_model *model, const thunder_tensor *inputs,
+    int32_t num_inputs, int64_t *const *shapes);
+
+/* Validates `inputs` and writes the bytes of scratch memory a run with them
+ * needs (allocated by the runtime; reported for information). */
+THUNDER_RUNTIME_API thunder_status
+thunder_model_workspace_bytes(const thunder_model *model,
+                              const thunder_tensor *inputs, int32_t num_inputs,
+                              uint64_t *bytes);
+
+/* Runs the model. `inputs` and `outputs` are dense row-major tensors on the
+ * model's device; outputs are allocated by the caller with the shapes that
+ * thunder_model_output_shapes gives. Every input and output is validated
+ * first (count, dtype, rank, dims, symbols, data). A workspace is allocated
+ * for this call alone, so concurrent calls on one model are safe. `stream`
+ * is the CUDA/HIP stream to run on (NULL: the default stream; ignored on
+ * the CPU). For a device model the call may return before the work is done,
+ * as device launches do; the outputs are ready once the stream is. */
+THUNDER_RUNTIME_API thunder_status
+thunder_model_run(const thunder_model *model, const thunder_tensor *inputs,
+                  int32_t num_inputs, const thunder_tensor *outputs,
+                  int32_t num_outputs, void *stream);
+
+/* Creates a context: run state that keeps one workspace between runs and
+ * grows it when a run needs more. A context must not be used by two threads
+ * at once and must be freed before its model. On failure *context is NULL. */
+THUNDER_RUNTIME_API thunder_status
+thunder_context_create(const thunder_model *model, thunder_context **context);
+
+/* Frees a context and its workspace. NULL is allowed. For a device model,
+ * the runs made with it must have finished (synchronize their streams). */
+THUNDER_RUNTIME_API void thunder_context_free(thunder_context *context);
+
+/* thunder_model_run through the context's workspace (no allocation once the
+ * workspace is large enough). */
+THUNDER_RUNTIME_API thunder_status
+thunder_context_run(thunder_context *context, const thunder_tensor *inputs,
+                    int32_t num_inputs, const thunder_tensor *outputs,
+                    int32_t num_outputs, void *stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* THUNDER_C_RUNTIME_H */

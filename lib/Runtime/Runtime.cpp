@@ -1,0 +1,481 @@
+// The runtime's C API: load a compiled model (dlopen, ABI and weights checks, device check),
+// validate, and run it with a private or a context's workspace.
+#include "Device.h"
+#include "Internal.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+
+#ifndef THUNDER_RUNTIME_VERSION
+#define THUNDER_RUNTIME_VERSION "0.0.0"
+#endif
+
+using namespace thunder::runtime;
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+thread_local std::string lastError;
+
+/// Runs an API function's body, turning any exception (std::bad_alloc from a container, or
+/// something thrown by a model's code) into a status: nothing escapes the C API.
+template <typename F> thunder_status guarded(F &&body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(THUNDER_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(THUNDER_ERROR_RUN, std::string("unexpected C++ exception: ") + e.what());
+  } catch (...) {
+    return fail(THUNDER_ERROR_RUN, "unexpected exception");
+  }
+}
+} // namespace
+
+thunder_status thunder::runtime::fail(thunder_status status, std::string message) {
+  try {
+    lastError = std::move(message);
+  } catch (...) {
+    // No memory for the message: keep the status.
+  }
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Names and sizes
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// In thunder_dtype order; names as thunder::dtypeName (test/unit/Runtime checks they agree).
+struct DTypeInfo {
+  const char *name;
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {"bool", 1},          {"int8", 1},        {"int32", 4},   {"int64", 8},
+    {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"float16", 2}, {"bfloat16", 2},
+    {"float32", 4},       {"float64", 8},
+};
+constexpr int32_t kNumDTypes = sizeof(kDTypes) / sizeof(kDTypes[0]);
+} // namespace
+
+const char *thunder_last_error(void) { return lastError.c_str(); }
+
+const char *thunder_status_name(int32_t status) {
+  switch (status) {
+  case THUNDER_OK:
+    return "THUNDER_OK";
+  case THUNDER_ERROR_INVALID_ARGUMENT:
+    return "THUNDER_ERROR_INVALID_ARGUMENT";
+  case THUNDER_ERROR_LOAD:
+    return "THUNDER_ERROR_LOAD";
+  case THUNDER_ERROR_VERSION:
+    return "THUNDER_ERROR_VERSION";
+  case THUNDER_ERROR_DEVICE:
+    return "THUNDER_ERROR_DEVICE";
+  case THUNDER_ERROR_RUN:
+    return "THUNDER_ERROR_RUN";
+  case THUNDER_ERROR_OUT_OF_MEMORY:
+    return "THUNDER_ERROR_OUT_OF_MEMORY";
+  default:
+    return "unknown";
+  }
+}
+
+const char *thunder_runtime_version(void) { return THUNDER_RUNTIME_VERSION; }
+
+const char *thunder_dtype_name(int32_t dtype) {
+  return dtype >= 0 && dtype < kNumDTypes ? kDTypes[dtype].name : "unknown";
+}
+
+size_t thunder_dtype_size(int32_t dtype) {
+  return dtype >= 0 && dtype < kNumDTypes ? kDTypes[dtype].size : 0;
+}
+
+const char *thunder_device_name(int32_t device) {
+  switch (device) {
+  case THUNDER_DEVICE_CPU:
+    return "cpu";
+  case THUNDER_DEVICE_CUDA:
+    return "cuda";
+  case THUNDER_DEVICE_HIP:
+    return "hip";
+  default:
+    return "unknown";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Owns a model while it is being loaded; frees what was set up if loading fails.
+struct ModelDeleter {
+  void operator()(thunder_model *model) const {
+    if (model->state)
+      model->table->destroy(model->state);
+    if (model->handle)
+      dlclose(model->handle);
+    delete model;
+  }
+};
+using ModelPtr = std::unique_ptr<thunder_model, ModelDeleter>;
+
+std::string directoryOf(const std::string &file) {
+  size_t slash = file.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : file.substr(0, slash);
+}
+
+/// The file the dynamic loader opened for `handle`, made absolute where possible.
+std::string loadedFile(void *handle, const std::string &fallback) {
+  std::string file = fallback;
+  struct link_map *map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
+    file = map->l_name;
+  if (char *real = realpath(file.c_str(), nullptr)) {
+    file = real;
+    std::free(real);
+  }
+  return file;
+}
+
+/// Records, for every dynamic input dim whose symbol appeared earlier, where it first appeared.
+void collectSharedDims(thunder_model &model) {
+  const thunder_model_v1 &table = *model.table;
+  std::map<std::string, std::pair<int32_t, int32_t>> first;
+  for (int32_t i = 0; i < table.num_inputs; ++i) {
+    const thunder_tensor_desc &desc = table.inputs[i];
+    for (int32_t d = 0; d < desc.rank; ++d) {
+      if (desc.shape[d] >= 0 || !desc.dim_symbols[d][0])
+        continue;
+      auto [it, inserted] = first.try_emplace(desc.dim_symbols[d], i, d);
+      if (!inserted)
+        model.sharedDims.push_back({i, d, it->second.first, it->second.second});
+    }
+  }
+  for (int32_t o = 0; o < table.num_outputs; ++o)
+    model.totalOutputRank += static_cast<size_t>(table.outputs[o].rank);
+}
+
+thunder_status load(const std::string &path, thunder_model *&result) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0)
+    return fail(THUNDER_ERROR_LOAD, "cannot load model " + path + ": no such file");
+  if (S_ISDIR(info.st_mode))
+    return fail(THUNDER_ERROR_LOAD,
+                "cannot load model " + path + ": it is a directory (pass the libNAME.so in it)");
+
+  // A bare name would be searched in the loader's paths; the user means the file here.
+  std::string openPath = path.find('/') == std::string::npos ? "./" + path : path;
+  ModelPtr model(new thunder_model);
+  model->path = path;
+  dlerror();
+  model->handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!model->handle) {
+    const char *why = dlerror();
+    return fail(THUNDER_ERROR_LOAD,
+                "cannot load model " + path + ": " + (why ? why : "dlopen failed"));
+  }
+
+  auto entry = reinterpret_cast<thunder_model_entry_v1_fn>(
+      dlsym(model->handle, THUNDER_MODEL_ENTRY_SYMBOL));
+  if (!entry)
+    return fail(THUNDER_ERROR_LOAD, path + " is not a Thunder model: no symbol " +
+                                        THUNDER_MODEL_ENTRY_SYMBOL);
+  const thunder_model_v1 *table = entry();
+  if (!table)
+    return fail(THUNDER_ERROR_LOAD, path + " is not a Thunder model: " +
+                                        THUNDER_MODEL_ENTRY_SYMBOL + " returned NULL");
+  // abi_version and struct_size lead every version of the table: safe to read before anything.
+  if (table->abi_version != THUNDER_ABI_VERSION)
+    return fail(THUNDER_ERROR_VERSION,
+                path + " was compiled for Thunder model ABI version " +
+                    std::to_string(table->abi_version) + ", but this runtime (" +
+                    THUNDER_RUNTIME_VERSION + ") supports ABI version " +
+                    std::to_string(THUNDER_ABI_VERSION) +
+                    ": recompile the model with a matching thunder-compile, or use a matching "
+                    "runtime");
+  if (table->struct_size != sizeof(thunder_model_v1))
+    return fail(THUNDER_ERROR_VERSION,
+                path + " has a model table of " + std::to_string(table->struct_size) +
+                    " bytes, but ABI version " + std::to_string(THUNDER_ABI_VERSION) +
+                    " defines it as " + std::to_string(sizeof(thunder_model_v1)) +
+                    " bytes: it was built against a different artifact.h");
+  if (std::string problem = checkModelTable(*table); !problem.empty())
+    return fail(THUNDER_ERROR_LOAD, path + " is not a valid Thunder model: " + problem);
+  model->table = table;
+  model->loadedPath = loadedFile(model->handle, openPath);
+  std::string name = table->name;
+
+  if (table->weights_file && table->weights_file[0]) {
+    std::string weights = table->weights_file;
+    if (weights[0] != '/')
+      weights = directoryOf(model->loadedPath) + "/" + weights;
+    struct stat weightsInfo;
+    if (stat(weights.c_str(), &weightsInfo) != 0 || S_ISDIR(weightsInfo.st_mode))
+      return fail(THUNDER_ERROR_LOAD,
+                  "model '" + name + "' needs its weights file " + weights +
+                      ", which is missing (the weights file '" + table->weights_file +
+                      "' must stay beside " + model->loadedPath + ")");
+    model->weightsPath = weights;
+  }
+
+  // Before create(): a CUDA/HIP model's create would otherwise touch a missing driver.
+  model->device = deviceFor(table->device, name);
+  if (!model->device)
+    return THUNDER_ERROR_DEVICE; // message recorded by deviceFor
+
+  char error[1024] = "";
+  void *state = nullptr;
+  if (table->create(model->weightsPath.c_str(), &state, error, sizeof(error)) != 0) {
+    error[sizeof(error) - 1] = '\0';
+    return fail(THUNDER_ERROR_LOAD, "model '" + name + "' (" + path + ") failed to initialize: " +
+                                        (error[0] ? error : "(no message)"));
+  }
+  model->state = state;
+  collectSharedDims(*model);
+  result = model.release();
+  return THUNDER_OK;
+}
+
+} // namespace
+
+thunder_status thunder_model_load(const char *path, thunder_model **model) {
+  if (model)
+    *model = nullptr;
+  if (!path || !model)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                "thunder_model_load: path and model must not be NULL");
+  return guarded([&] { return load(path, *model); });
+}
+
+void thunder_model_free(thunder_model *model) {
+  if (model)
+    ModelDeleter()(model);
+}
+
+//===----------------------------------------------------------------------===//
+// Accessors
+//===----------------------------------------------------------------------===//
+
+const char *thunder_model_name(const thunder_model *model) {
+  return model ? model->table->name : nullptr;
+}
+const char *thunder_model_target(const thunder_model *model) {
+  return model ? model->table->target : nullptr;
+}
+const char *thunder_model_path(const thunder_model *model) {
+  return model ? model->path.c_str() : nullptr;
+}
+int32_t thunder_model_device(const thunder_model *model) {
+  return model ? model->table->device : -1;
+}
+int32_t thunder_model_num_inputs(const thunder_model *model) {
+  return model ? model->table->num_inputs : 0;
+}
+int32_t thunder_model_num_outputs(const thunder_model *model) {
+  return model ? model->table->num_outputs : 0;
+}
+const thunder_tensor_desc *thunder_model_input(const thunder_model *model, int32_t i) {
+  if (!model || i < 0 || i >= model->table->num_inputs)
+    return nullptr;
+  return &model->table->inputs[i];
+}
+const thunder_tensor_desc *thunder_model_output(const thunder_model *model, int32_t i) {
+  if (!model || i < 0 || i >= model->table->num_outputs)
+    return nullptr;
+  return &model->table->outputs[i];
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and runs
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+thunder_status nullModel(const char *function) {
+  return fail(THUNDER_ERROR_INVALID_ARGUMENT, std::string(function) + ": model is NULL");
+}
+
+/// Output-shape buffers for one run: on the stack for common models, else on the heap.
+class ShapeBuffers {
+public:
+  explicit ShapeBuffers(const thunder_model &model) {
+    const thunder_model_v1 &table = *model.table;
+    int64_t *storage = localStorage;
+    int64_t **pointers = localPointers;
+    if (model.totalOutputRank > kLocalDims || table.num_outputs > kLocalOutputs) {
+      heapStorage.resize(model.totalOutputRank + 1);
+      heapPointers.resize(static_cast<size_t>(table.num_outputs) + 1);
+      storage = heapStorage.data();
+      pointers = heapPointers.data();
+    }
+    // -1 marks dims the model failed to write; computeOutputShapes rejects them.
+    std::fill(storage, storage + model.totalOutputRank, int64_t(-1));
+    size_t offset = 0;
+    for (int32_t o = 0; o < table.num_outputs; ++o) {
+      pointers[o] = storage + offset;
+      offset += static_cast<size_t>(table.outputs[o].rank);
+    }
+    shapes = pointers;
+  }
+  int64_t *const *get() const { return shapes; }
+
+private:
+  static constexpr size_t kLocalDims = 64;
+  static constexpr int32_t kLocalOutputs = 16;
+  int64_t localStorage[kLocalDims + 1];
+  int64_t *localPointers[kLocalOutputs + 1];
+  std::vector<int64_t> heapStorage;
+  std::vector<int64_t *> heapPointers;
+  int64_t **shapes = nullptr;
+};
+
+/// One run: validates, computes and checks output shapes, gets a workspace (the context's, or
+/// one of its own), runs.
+thunder_status runModel(const thunder_model &model, thunder_context *context,
+                        const thunder_tensor *inputs, int32_t numInputs,
+                        const thunder_tensor *outputs, int32_t numOutputs, void *stream) {
+  const thunder_model_v1 &table = *model.table;
+  if (thunder_status s = validateInputs(model, inputs, numInputs, /*requireData=*/true))
+    return s;
+  ShapeBuffers shapes(model);
+  if (thunder_status s = computeOutputShapes(model, inputs, shapes.get()))
+    return s;
+  if (thunder_status s = validateOutputs(model, outputs, numOutputs, shapes.get()))
+    return s;
+
+  uint64_t bytes = table.workspace_bytes(model.state, inputs);
+  Buffer own;
+  Buffer *workspace = &own;
+  if (context) {
+    workspace = &context->workspace;
+    if (workspace->bytes < bytes) {
+      model.device->release(*workspace);
+      if (thunder_status s = model.device->allocate(bytes, *workspace))
+        return s;
+    }
+  } else if (thunder_status s = model.device->allocateForRun(bytes, stream, own)) {
+    return s;
+  }
+
+  // The ABI promises CPU code a NULL stream, whatever the caller passed.
+  void *modelStream = table.device == THUNDER_DEVICE_CPU ? nullptr : stream;
+  char error[1024] = "";
+  int rc =
+      table.run(model.state, inputs, outputs, workspace->ptr, modelStream, error, sizeof(error));
+  if (!context)
+    model.device->releaseForRun(own, stream);
+  if (rc != 0) {
+    error[sizeof(error) - 1] = '\0';
+    return fail(THUNDER_ERROR_RUN, "model '" + std::string(table.name) +
+                                       "' failed to run: " + (error[0] ? error : "(no message)"));
+  }
+  return THUNDER_OK;
+}
+
+} // namespace
+
+thunder_status thunder_model_output_shapes(const thunder_model *model,
+                                           const thunder_tensor *inputs, int32_t numInputs,
+                                           int64_t *const *shapes) {
+  if (!model)
+    return nullModel("thunder_model_output_shapes");
+  return guarded([&] {
+    if (thunder_status s = validateInputs(*model, inputs, numInputs, /*requireData=*/false))
+      return s;
+    const thunder_model_v1 &table = *model->table;
+    if (table.num_outputs > 0 && !shapes)
+      return fail(THUNDER_ERROR_INVALID_ARGUMENT, "thunder_model_output_shapes: shapes is NULL");
+    for (int32_t o = 0; o < table.num_outputs; ++o)
+      if (table.outputs[o].rank > 0 && !shapes[o])
+        return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                    "thunder_model_output_shapes: shapes[" + std::to_string(o) +
+                        "] is NULL, but " + describe("output", o, table.outputs[o]) +
+                        " has rank " + std::to_string(table.outputs[o].rank));
+    // The model writes into a buffer of ours, so rank-0 outputs need no caller pointer.
+    ShapeBuffers computed(*model);
+    if (thunder_status s = computeOutputShapes(*model, inputs, computed.get()))
+      return s;
+    for (int32_t o = 0; o < table.num_outputs; ++o)
+      if (table.outputs[o].rank > 0)
+        std::memcpy(shapes[o], computed.get()[o],
+                    sizeof(int64_t) * static_cast<size_t>(table.outputs[o].rank));
+    return THUNDER_OK;
+  });
+}
+
+thunder_status thunder_model_workspace_bytes(const thunder_model *model,
+                                             const thunder_tensor *inputs, int32_t numInputs,
+                                             uint64_t *bytes) {
+  if (!model)
+    return nullModel("thunder_model_workspace_bytes");
+  if (!bytes)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT, "thunder_model_workspace_bytes: bytes is NULL");
+  return guarded([&] {
+    if (thunder_status s = validateInputs(*model, inputs, numInputs, /*requireData=*/false))
+      return s;
+    *bytes = model->table->workspace_bytes(model->state, inputs);
+    return THUNDER_OK;
+  });
+}
+
+thunder_status thunder_model_run(const thunder_model *model, const thunder_tensor *inputs,
+                                 int32_t numInputs, const thunder_tensor *outputs,
+                                 int32_t numOutputs, void *stream) {
+  if (!model)
+    return nullModel("thunder_model_run");
+  return guarded(
+      [&] { return runModel(*model, nullptr, inputs, numInputs, outputs, numOutputs, stream); });
+}
+
+//===----------------------------------------------------------------------===//
+// Contexts
+//===----------------------------------------------------------------------===//
+
+thunder_status thunder_context_create(const thunder_model *model, thunder_context **context) {
+  if (context)
+    *context = nullptr;
+  if (!model || !context)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                "thunder_context_create: model and context must not be NULL");
+  return guarded([&] {
+    auto created = std::make_unique<thunder_context>();
+    created->model = model;
+    *context = created.release();
+    return THUNDER_OK;
+  });
+}
+
+void thunder_context_free(thunder_context *context) {
+  if (!context)
+    return;
+  context->model->device->release(context->workspace);
+  delete context;
+}
+
+thunder_status thunder_context_run(thunder_context *context, const thunder_tensor *inputs,
+                                   int32_t numInputs, const thunder_tensor *outputs,
+                                   int32_t numOutputs, void *stream) {
+  if (!context)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT, "thunder_context_run: context is NULL");
+  return guarded([&] {
+    return runModel(*context->model, context, inputs, numInputs, outputs, numOutputs, stream);
+  });
+}
