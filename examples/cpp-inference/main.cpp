@@ -43,6 +43,11 @@ std::vector<int64_t> shapeFor(const thunder::TensorDesc &desc, size_t bytes) {
   }
   if (dynamic >= 0)
     shape[dynamic] = known ? static_cast<int64_t>(bytes) / known : 0;
+  if (dynamic < 0 ? static_cast<int64_t>(bytes) != known
+                  : known && static_cast<int64_t>(bytes) % known != 0)
+    throw std::runtime_error("the file for input '" + desc.name + "' has " +
+                             std::to_string(bytes) +
+                             " bytes, which is not a whole tensor of its shape");
   return shape;
 }
 
