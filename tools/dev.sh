@@ -122,7 +122,7 @@ cmd_test() {
 
 cmd_demo() {
   cmd_build
-  "$VENV/bin/python" "$ROOT/examples/demo.py" --build-dir "$BUILD_DIR"
+  PYTHONPATH="$BUILD_DIR/python" "$VENV/bin/python" "$ROOT/examples/demo.py" "$@"
 }
 
 usage() {
@@ -133,7 +133,7 @@ case "${1:-}" in
   setup) cmd_setup ;;
   build) cmd_build ;;
   test) cmd_test ;;
-  demo) cmd_demo ;;
+  demo) shift; cmd_demo "$@" ;;
   -h|--help|help) usage ;;
   "") usage; exit 2 ;;
   *) usage; die "unknown command '$1'" ;;
