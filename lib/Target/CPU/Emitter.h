@@ -1,0 +1,127 @@
+//===- Emitter.h - The CPU backend's C++ emitter (private) ------*- C++ -*-===//
+//
+// Shared by CPUBackend.cpp (the host program, symbols, workspace, weights and
+// the entry table) and EmitKernels.cpp (one kernel per op).
+//
+//===----------------------------------------------------------------------===//
+#ifndef THUNDER_LIB_TARGET_CPU_EMITTER_H
+#define THUNDER_LIB_TARGET_CPU_EMITTER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Target/ShapePlan.h"
+#include "thunder/Target/TargetBackend.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace thunder::cpu {
+
+namespace func = mlir::func;
+using ::thunder::EmittedSources;
+using ::thunder::PlanDim;
+using ::thunder::ShapePlan;
+using ::thunder::SymbolDef;
+using ::thunder::TargetOptions;
+using mlir::cast;
+using mlir::dyn_cast;
+using mlir::isa;
+using mlir::thunder::ConstantOp;
+using mlir::FailureOr;
+using mlir::LogicalResult;
+using mlir::Operation;
+using mlir::RankedTensorType;
+using mlir::Type;
+using mlir::Value;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+
+/// The C++ storage type of an element type ("float", "bf16", ...).
+FailureOr<std::string> cppType(Type t);
+/// thunder_dtype of thunder-c/artifact.h.
+int dtypeCode(Type t);
+/// The safetensors dtype name ("F32", ...).
+std::string safetensorsDtype(Type t);
+/// Bytes per element (i1 is one byte).
+int64_t elementBytes(Type t);
+/// A C++ string literal.
+std::string cppString(llvm::StringRef s);
+/// A C++ double literal (with infinities and NaN).
+std::string doubleLiteral(double v);
+/// "file.py:12" of an op's location, or "".
+std::string sourceOf(mlir::Location loc);
+/// The C++ expression of an elementwise op over compute-typed a, b, c;
+/// failure when `op` is not elementwise.
+FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C);
+
+class Emitter {
+public:
+  Emitter(func::FuncOp func, const ShapePlan &plan, const TargetOptions &options)
+      : func(func), plan(plan), options(options) {}
+
+  LogicalResult run(EmittedSources &out);
+
+private:
+  /// The C++ name of a value's data pointer.
+  std::string name(Value v) { return names.lookup(v); }
+  /// "n0_shape": the value's shape array.
+  std::string shape(Value v) { return name(v) + "_shape"; }
+  RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+  std::string elem(Value v) { return *cppType(typeOf(v).getElementType()); }
+  int rank(Value v) { return typeOf(v).getRank(); }
+  /// numel as a C++ expression.
+  std::string numelExpr(Value v) {
+    std::string e = "int64_t(1)";
+    for (const PlanDim &d : plan.dims(v))
+      e += " * " + (d.isDynamic() ? "sym[" + std::to_string(d.symbol) + "]"
+                                  : std::to_string(d.size));
+    return e;
+  }
+  std::string dimExpr(Value v, unsigned d) {
+    const PlanDim &dim = plan.dims(v)[d];
+    return dim.isDynamic() ? "sym[" + std::to_string(dim.symbol) + "]"
+                           : std::to_string(dim.size) + "LL";
+  }
+  std::string i64List(ArrayRef<int64_t> values) {
+    std::string s = "{";
+    for (auto [i, v] : llvm::enumerate(values))
+      s += (i ? ", " : "") + std::to_string(v) + "LL";
+    return s + (values.empty() ? "0}" : "}");
+  }
+
+  void emitSymbols(llvm::raw_ostream &os);
+  void emitShapes(llvm::raw_ostream &os);
+  LogicalResult emitConstant(ConstantOp op, llvm::raw_ostream &os);
+  LogicalResult emitOp(Operation *op, llvm::raw_ostream &os);
+  LogicalResult emitElementwise(Operation *op, llvm::raw_ostream &os);
+  void emitEntry(llvm::raw_ostream &os);
+  std::string createAndRun();
+  /// The safetensors header's length, once the file is made.
+  int64_t weightsHeaderBytes = 0;
+
+  func::FuncOp func;
+  const ShapePlan &plan;
+  const TargetOptions &options;
+  llvm::DenseMap<Value, std::string> names;
+  /// Values computed into the workspace, in slot order.
+  std::vector<Value> slots;
+  /// Splat constants filled at the start of a run.
+  std::vector<std::pair<Value, std::string>> splats;
+  /// The weights blob and each constant's offset in it.
+  std::string blob;
+  llvm::DenseMap<Value, uint64_t> blobOffsets;
+  /// safetensors entries: name, dtype, shape, begin, end.
+  struct BlobEntry {
+    std::string name, dtype;
+    SmallVector<int64_t> shape;
+    uint64_t begin, end;
+  };
+  std::vector<BlobEntry> blobEntries;
+  std::string safetensorsFile(int64_t *headerBytes);
+};
+
+} // namespace thunder::cpu
+
+#endif // THUNDER_LIB_TARGET_CPU_EMITTER_H
