@@ -16,59 +16,68 @@ using namespace ::thunder::import::detail;
 
 namespace {
 
-/// Converts `op(self, other)` computing in the result type, for ops whose
-/// result dtype is the promoted dtype.
-template <typename OpTy>
-LogicalResult convertBinary(NodeContext &ctx) {
+/// The result type and two tensor-or-number arguments in it: the arithmetic
+/// ops compute in their result's dtype, which is the promoted one.
+struct BinaryOperands {
+  RankedTensorType type;
+  Value lhs, rhs;
+};
+
+FailureOr<BinaryOperands> binaryOperands(NodeContext &ctx,
+                                         llvm::StringRef lhsName = "self",
+                                         llvm::StringRef rhsName = "other") {
   FailureOr<RankedTensorType> type = ctx.resultType();
   if (failed(type))
     return failure();
-  FailureOr<Value> lhs = ctx.operandAs("self", *type);
-  FailureOr<Value> rhs = ctx.operandAs("other", *type);
+  FailureOr<Value> lhs = ctx.operandAs(lhsName, *type);
+  FailureOr<Value> rhs = ctx.operandAs(rhsName, *type);
   if (failed(lhs) || failed(rhs))
     return failure();
-  return ctx.setResult(ctx.create<OpTy>(*lhs, *rhs));
+  return BinaryOperands{*type, *lhs, *rhs};
+}
+
+bool isNumber(const std::optional<Scalar> &number, double value) {
+  return number &&
+         std::visit([value](auto v) { return double(v) == value; }, *number);
+}
+
+/// `value * alpha` for PyTorch's `alpha` argument (absent or 1: `value`).
+Value scaleByAlpha(NodeContext &ctx, Value value, RankedTensorType type) {
+  std::optional<Scalar> alpha = ctx.scalar("alpha");
+  if (!alpha || isNumber(alpha, 1))
+    return value;
+  return ctx.create<MulOp>(value, ctx.splat(type, *alpha));
+}
+
+/// Converts `op(self, other)`.
+template <typename OpTy>
+LogicalResult convertBinary(NodeContext &ctx) {
+  FailureOr<BinaryOperands> in = binaryOperands(ctx);
+  if (failed(in))
+    return failure();
+  return ctx.setResult(ctx.create<OpTy>(in->lhs, in->rhs));
 }
 
 /// add/sub with PyTorch's `alpha`: self op alpha * other.
 template <typename OpTy>
 LogicalResult convertAddSub(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.resultType();
-  if (failed(type))
+  FailureOr<BinaryOperands> in = binaryOperands(ctx);
+  if (failed(in))
     return failure();
-  FailureOr<Value> lhs = ctx.operandAs("self", *type);
-  FailureOr<Value> rhs = ctx.operandAs("other", *type);
-  if (failed(lhs) || failed(rhs))
-    return failure();
-  Value other = *rhs;
-  if (std::optional<Scalar> alpha = ctx.scalar("alpha")) {
-    bool isOne = std::visit([](auto v) { return v == 1; }, *alpha);
-    if (!isOne)
-      other = ctx.create<MulOp>(other, ctx.splat(*type, *alpha));
-  }
-  return ctx.setResult(ctx.create<OpTy>(*lhs, other));
+  return ctx.setResult(
+      ctx.create<OpTy>(in->lhs, scaleByAlpha(ctx, in->rhs, in->type)));
 }
 
 /// rsub: other - alpha * self.
 LogicalResult convertRsub(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.resultType();
-  if (failed(type))
+  FailureOr<BinaryOperands> in = binaryOperands(ctx);
+  if (failed(in))
     return failure();
-  FailureOr<Value> self = ctx.operandAs("self", *type);
-  FailureOr<Value> other = ctx.operandAs("other", *type);
-  if (failed(self) || failed(other))
-    return failure();
-  Value scaled = *self;
-  if (std::optional<Scalar> alpha = ctx.scalar("alpha"))
-    if (!std::visit([](auto v) { return v == 1; }, *alpha))
-      scaled = ctx.create<MulOp>(scaled, ctx.splat(*type, *alpha));
-  return ctx.setResult(ctx.create<SubOp>(*other, scaled));
+  return ctx.setResult(
+      ctx.create<SubOp>(in->rhs, scaleByAlpha(ctx, in->lhs, in->type)));
 }
 
 LogicalResult convertDiv(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.resultType();
-  if (failed(type))
-    return failure();
   FailureOr<std::string> mode = ctx.getString("rounding_mode", "none");
   if (failed(mode))
     return failure();
@@ -79,27 +88,21 @@ LogicalResult convertDiv(NodeContext &ctx) {
     rounding = RoundingMode::Floor;
   else if (*mode != "none")
     return ctx.fail("unknown rounding_mode '" + *mode + "'");
-  FailureOr<Value> lhs = ctx.operandAs("self", *type);
-  FailureOr<Value> rhs = ctx.operandAs("other", *type);
-  if (failed(lhs) || failed(rhs))
+  FailureOr<BinaryOperands> in = binaryOperands(ctx);
+  if (failed(in))
     return failure();
-  return ctx.setResult(ctx.create<DivOp>(*lhs, *rhs, rounding));
+  return ctx.setResult(ctx.create<DivOp>(in->lhs, in->rhs, rounding));
 }
 
 /// pow: self ^ exponent, or a number raised to a tensor (pow.Scalar).
 LogicalResult convertPow(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.resultType();
-  if (failed(type))
-    return failure();
-  FailureOr<Value> base = ctx.operandAs("self", *type);
-  FailureOr<Value> exponent = ctx.operandAs("exponent", *type);
-  if (failed(base) || failed(exponent))
+  FailureOr<BinaryOperands> in = binaryOperands(ctx, "self", "exponent");
+  if (failed(in))
     return failure();
   // x ^ 2 is x * x: exact, and what every backend does fastest.
-  if (std::optional<Scalar> e = ctx.scalar("exponent"))
-    if (std::visit([](auto v) { return v == 2; }, *e))
-      return ctx.setResult(ctx.create<MulOp>(*base, *base));
-  return ctx.setResult(ctx.create<PowOp>(*base, *exponent));
+  if (isNumber(ctx.scalar("exponent"), 2))
+    return ctx.setResult(ctx.create<MulOp>(in->lhs, in->lhs));
+  return ctx.setResult(ctx.create<PowOp>(in->lhs, in->rhs));
 }
 
 /// A one-operand op on `self` in the result type.
@@ -188,11 +191,7 @@ LogicalResult convertLogical(NodeContext &ctx) {
   if (!type->getElementType().isInteger(1))
     return ctx.fail("bitwise ops on integer tensors are not supported; only "
                     "on bool");
-  FailureOr<Value> lhs = ctx.operandAs("self", *type);
-  FailureOr<Value> rhs = ctx.operandAs("other", *type);
-  if (failed(lhs) || failed(rhs))
-    return failure();
-  return ctx.setResult(ctx.create<OpTy>(*lhs, *rhs));
+  return convertBinary<OpTy>(ctx);
 }
 
 LogicalResult convertLogicalNot(NodeContext &ctx) {
