@@ -159,35 +159,25 @@ Value normalize(Builder &b, Value x, int64_t normalizedRank, double epsilon,
   return b.create<MulOp>(centered, b.expandKept(rstd, type));
 }
 
-struct DecomposeLayerNorm : CompositePattern<LayerNormOp> {
-  using CompositePattern::CompositePattern;
-  Value decompose(LayerNormOp op, Builder &b) const override {
+/// layer_norm and rms_norm: normalize, then scale by the weight and (layer
+/// norm) shift by the bias along the trailing dims.
+template <typename OpTy>
+struct DecomposeNorm : CompositePattern<OpTy> {
+  using CompositePattern<OpTy>::CompositePattern;
+  static constexpr bool isRms = std::is_same_v<OpTy, RmsNormOp>;
+  Value decompose(OpTy op, Builder &b) const override {
     auto type = op.getType();
     Type compute = computeElementType(type.getElementType());
     auto computeType = type.clone(compute);
     Value y = normalize(b, b.convert(op.getInput(), compute),
-                        static_cast<int64_t>(op.getNormalizedRank()), op.getEpsilon().convertToDouble(),
-                        /*rms=*/false);
+                        op.getNormalizedRank(), op.getEpsilon().convertToDouble(),
+                        isRms);
     if (Value w = op.getWeight())
       y = b.create<MulOp>(y, b.expandTrailing(b.convert(w, compute), computeType));
-    if (Value bias = op.getBias())
-      y = b.create<AddOp>(y,
-                          b.expandTrailing(b.convert(bias, compute), computeType));
-    return b.convert(y, type.getElementType());
-  }
-};
-
-struct DecomposeRmsNorm : CompositePattern<RmsNormOp> {
-  using CompositePattern::CompositePattern;
-  Value decompose(RmsNormOp op, Builder &b) const override {
-    auto type = op.getType();
-    Type compute = computeElementType(type.getElementType());
-    auto computeType = type.clone(compute);
-    Value y = normalize(b, b.convert(op.getInput(), compute),
-                        static_cast<int64_t>(op.getNormalizedRank()), op.getEpsilon().convertToDouble(),
-                        /*rms=*/true);
-    if (Value w = op.getWeight())
-      y = b.create<MulOp>(y, b.expandTrailing(b.convert(w, compute), computeType));
+    if constexpr (!isRms)
+      if (Value bias = op.getBias())
+        y = b.create<AddOp>(
+            y, b.expandTrailing(b.convert(bias, compute), computeType));
     return b.convert(y, type.getElementType());
   }
 };
@@ -297,9 +287,9 @@ void mlir::thunder::populateDecomposeCompositePatterns(
   if (wanted("log_softmax"))
     patterns.add<DecomposeSoftmax<LogSoftmaxOp, true>>(context);
   if (wanted("layer_norm"))
-    patterns.add<DecomposeLayerNorm>(context);
+    patterns.add<DecomposeNorm<LayerNormOp>>(context);
   if (wanted("rms_norm"))
-    patterns.add<DecomposeRmsNorm>(context);
+    patterns.add<DecomposeNorm<RmsNormOp>>(context);
   if (wanted("batch_norm"))
     patterns.add<DecomposeBatchNorm>(context);
   if (wanted("sdpa"))
