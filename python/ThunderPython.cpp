@@ -6,10 +6,21 @@
 // torch.export and hands the program JSON and views of the weights to
 // import_program.
 //
-// Errors never abort: every MLIR diagnostic raised while importing or running
-// a pipeline is collected as a "file:line: error: message" line and raised as
-// thunder._C.ImportError or thunder._C.CompileError (both ValueErrors), with
-// all problems at once.
+// It also binds the driver (Module.compile: the graph pipeline and
+// thunder::compileModule, what thunder-compile runs) and the runtime's C API
+// (LoadedModel over thunder-c/runtime.h), so that thunder.compile builds and
+// runs a model with the same code as the CLI and a C++ application.
+//
+// Errors never abort: every MLIR diagnostic raised while importing, running a
+// pipeline or compiling is collected as a "file:line: error: message" line
+// and raised as thunder._C.ImportError or thunder._C.CompileError (both
+// ValueErrors), with all problems at once; the toolchain's output is part of
+// the driver's diagnostic. A failing runtime call raises
+// thunder._C.RuntimeError (a RuntimeError) with the runtime's message and
+// its status name in `.status`.
+//
+// The GIL is released around everything long: importing, pipelines, the
+// toolchain, and runs.
 //
 //===----------------------------------------------------------------------===//
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,7 +34,9 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "thunder-c/runtime.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Driver/Driver.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
 #include "thunder/Pipelines/Pipelines.h"
@@ -33,9 +46,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -51,10 +68,33 @@ struct ImportFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Raised as thunder._C.CompileError: a pipeline failed on imported IR.
+/// Raised as thunder._C.CompileError: a pipeline or the driver failed.
 struct CompileFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// Raised as thunder._C.RuntimeError: a runtime call failed. `status` is the
+/// thunder_status it returned (or INVALID_ARGUMENT for a problem found here,
+/// before calling the runtime).
+struct RuntimeFailure : std::runtime_error {
+  RuntimeFailure(thunder_status status, const std::string &message)
+      : std::runtime_error(message), status(status) {}
+  thunder_status status;
+};
+
+/// Throws RuntimeFailure with the runtime's message unless `status` is OK.
+/// Called on the thread that made the call (thunder_last_error is per
+/// thread), with or without the GIL.
+void checkRuntime(thunder_status status) {
+  if (status != THUNDER_OK)
+    throw RuntimeFailure(status, thunder_last_error());
+}
+
+/// Seconds since `start`.
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 const char *severityName(mlir::DiagnosticSeverity severity) {
   switch (severity) {
@@ -131,6 +171,7 @@ public:
         module(std::move(module)) {}
 
   std::string toString(bool printWeights, bool locations) {
+    auto lock = acquire();
     mlir::OpPrintingFlags flags;
     if (!printWeights)
       flags.elideLargeResourceString(64);
@@ -143,28 +184,102 @@ public:
   }
 
   void runGraphPipeline(bool decomposeComposites) {
-    DiagnosticCollector diagnostics(*context);
-    mlir::PassManager pm(context.get());
-    thunder::GraphPipelineOptions options;
-    options.decomposeComposites = decomposeComposites;
-    thunder::buildThunderGraphPipeline(pm, options);
-    bool failed;
+    std::string message;
     {
       py::gil_scoped_release release;
-      failed = mlir::failed(pm.run(*module));
+      std::lock_guard<std::mutex> lock(mutex);
+      DiagnosticCollector diagnostics(*context);
+      if (mlir::failed(graphPipeline(*module, decomposeComposites)))
+        message = diagnostics.message(
+            "the graph pipeline failed; the module may be partly transformed");
+      else
+        graphApplied = true;
     }
-    if (failed)
-      throw CompileFailure(diagnostics.message(
-          "the graph pipeline failed; the module may be partly transformed"));
+    if (!message.empty())
+      throw CompileFailure(message);
+  }
+
+  /// Compiles the module into `outputDir` with thunder::compileModule, after
+  /// the graph pipeline (exactly what thunder-compile runs). The pipeline
+  /// runs on a copy (unless run_graph_pipeline already ran), so this Module
+  /// stays as it is and can be compiled again with other options. Returns
+  /// {"library", "header", "artifacts", "seconds": {"graph", "build"}};
+  /// library and header are None with source_only.
+  py::dict compile(const std::string &outputDir, const std::string &target,
+                   const std::string &name, const std::string &cpu,
+                   bool externalWeights, bool sourceOnly, int optLevel,
+                   bool keepBuildDir, bool decomposeComposites) {
+    thunder::CompileOptions options;
+    options.target = target;
+    options.targetOptions.modelName = name;
+    options.targetOptions.cpu = cpu;
+    options.targetOptions.optLevel = optLevel;
+    options.targetOptions.externalWeights = externalWeights;
+    options.sourceOnly = sourceOnly;
+    options.keepBuildDir = keepBuildDir;
+    // Checked here: the name becomes a file name and C identifiers.
+    bool validName = !name.empty() && !isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name)
+      validName &= isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (!validName)
+      throw py::value_error("the model name '" + name +
+                            "' is not a C identifier (letters, digits, '_', "
+                            "not starting with a digit)");
+
+    std::optional<thunder::CompileResult> result;
+    std::string message;
+    double graphSeconds = 0, buildSeconds = 0;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      DiagnosticCollector diagnostics(*context);
+      mlir::OwningOpRef<mlir::ModuleOp> copy;
+      mlir::ModuleOp toCompile = *module;
+      auto start = std::chrono::steady_clock::now();
+      if (!graphApplied) {
+        copy = module->clone();
+        toCompile = *copy;
+        if (mlir::failed(graphPipeline(toCompile, decomposeComposites)))
+          message = diagnostics.message("the graph pipeline failed");
+      }
+      graphSeconds = secondsSince(start);
+      if (message.empty()) {
+        start = std::chrono::steady_clock::now();
+        auto compiled = thunder::compileModule(toCompile, outputDir, options);
+        buildSeconds = secondsSince(start);
+        if (mlir::failed(compiled))
+          message = diagnostics.message("compiling '" + name + "' for " +
+                                        target + " into " + outputDir +
+                                        " failed");
+        else
+          result = std::move(*compiled);
+      }
+    }
+    if (!result)
+      throw CompileFailure(message);
+    py::dict dict;
+    auto pathOrNone = [](const std::string &path) -> py::object {
+      return path.empty() ? py::object(py::none()) : py::str(path);
+    };
+    dict["library"] = pathOrNone(result->library);
+    dict["header"] = pathOrNone(result->header);
+    dict["artifacts"] = result->artifacts;
+    py::dict seconds;
+    seconds["graph"] = graphSeconds;
+    seconds["build"] = buildSeconds;
+    dict["seconds"] = seconds;
+    return dict;
   }
 
   /// Runs the verifier; its messages, if any, are dropped (a bool is asked).
   bool verify() {
+    auto lock = acquire();
     DiagnosticCollector diagnostics(*context);
     return mlir::succeeded(mlir::verify(*module));
   }
 
   std::map<std::string, int64_t> opHistogram() {
+    auto lock = acquire();
     std::map<std::string, int64_t> counts;
     mlir::Operation *top = module->getOperation();
     module->walk([&](mlir::Operation *op) {
@@ -180,6 +295,7 @@ public:
   /// The address of the bytes that the constant of weight `name` reads: the
   /// caller's memory when the importer did not copy it.
   uintptr_t weightAddress(const std::string &name) {
+    auto lock = acquire();
     const void *address = nullptr;
     bool found = false;
     module->walk([&](mlir::thunder::ConstantOp op) {
@@ -209,7 +325,27 @@ public:
   }
 
 private:
+  mlir::LogicalResult graphPipeline(mlir::ModuleOp op, bool decomposeComposites) {
+    mlir::PassManager pm(context.get());
+    thunder::GraphPipelineOptions options;
+    options.decomposeComposites = decomposeComposites;
+    thunder::buildThunderGraphPipeline(pm, options);
+    return pm.run(op);
+  }
+
+  /// Locks `mutex` for a call that holds the GIL, releasing the GIL while it
+  /// waits for a compile on another thread.
+  std::unique_lock<std::mutex> acquire() {
+    std::unique_lock<std::mutex> lock(mutex, std::defer_lock);
+    if (!lock.try_lock()) {
+      py::gil_scoped_release release;
+      lock.lock();
+    }
+    return lock;
+  }
+
   std::vector<std::string> typesOf(bool inputs) {
+    auto lock = acquire();
     std::vector<std::string> result;
     auto funcs = module->getOps<mlir::func::FuncOp>();
     if (funcs.empty())
@@ -227,6 +363,12 @@ private:
   std::unique_ptr<mlir::MLIRContext> context;
   std::unique_ptr<thunder::Pt2Archive> archive;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// Whether run_graph_pipeline transformed `module` already.
+  bool graphApplied = false;
+  /// Serializes the calls that run with the GIL released (the context is
+  /// single-threaded); taken after releasing the GIL, so a waiting thread
+  /// never holds it.
+  std::mutex mutex;
 };
 
 /// (data_ptr, nbytes, dtype name, sizes): one weight as the package passes it.
@@ -379,6 +521,165 @@ thunder::import::ExamineReport reportFromDict(const py::dict &dict) {
   return report;
 }
 
+
+//===----------------------------------------------------------------------===//
+// The runtime (thunder-c/runtime.h)
+//===----------------------------------------------------------------------===//
+
+/// thunder._C.RuntimeError (made in PYBIND11_MODULE; lives as long as the
+/// process).
+PyObject *runtimeErrorType = nullptr;
+
+/// A copy of one thunder_tensor_desc, for Python.
+struct TensorDesc {
+  std::string name;
+  std::string dtype;              ///< PyTorch's name ("float32")
+  std::vector<int64_t> shape;     ///< -1 for a dynamic dim
+  std::vector<int64_t> min, max;  ///< bounds per dim (max -1: unbounded)
+  std::vector<std::string> symbols; ///< "" for static dims
+
+  explicit TensorDesc(const thunder_tensor_desc &desc)
+      : name(desc.name), dtype(thunder_dtype_name(desc.dtype)) {
+    for (int32_t d = 0; d < desc.rank; ++d) {
+      shape.push_back(desc.shape[d]);
+      min.push_back(desc.dim_min[d]);
+      max.push_back(desc.dim_max[d]);
+      symbols.emplace_back(desc.dim_symbols[d] ? desc.dim_symbols[d] : "");
+    }
+  }
+
+  /// "x: float32[s0, 4]" (a dynamic dim shows its symbol, or "?").
+  std::string toString() const {
+    std::string text = name + ": " + dtype + "[";
+    for (size_t d = 0; d < shape.size(); ++d) {
+      text += d ? ", " : "";
+      if (shape[d] >= 0)
+        text += std::to_string(shape[d]);
+      else
+        text += symbols[d].empty() ? "?" : symbols[d];
+    }
+    return text + "]";
+  }
+};
+
+/// (data_ptr, dtype name, shape): one tensor as the package passes it.
+using TensorTuple = std::tuple<uintptr_t, std::string, std::vector<int64_t>>;
+
+/// thunder_tensors viewing `tuples` (which own the shapes, so they must
+/// outlive the result). `kind` ("input"/"output") and `descs` name a tensor
+/// whose dtype name is unknown.
+std::vector<thunder_tensor> toTensors(const std::vector<TensorTuple> &tuples,
+                                      const char *kind,
+                                      const thunder_model *model) {
+  std::vector<thunder_tensor> tensors;
+  tensors.reserve(tuples.size());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const auto &[address, dtypeName, shape] = tuples[i];
+    int32_t dtype = -1;
+    for (int32_t d = 0; d < thunder::kNumDTypes; ++d)
+      if (dtypeName == thunder_dtype_name(d))
+        dtype = d;
+    if (dtype < 0) {
+      const thunder_tensor_desc *desc =
+          std::string(kind) == "input"
+              ? thunder_model_input(model, static_cast<int32_t>(i))
+              : thunder_model_output(model, static_cast<int32_t>(i));
+      std::string who = std::string(kind) + " " + std::to_string(i);
+      if (desc)
+        who += " ('" + std::string(desc->name) + "')";
+      throw RuntimeFailure(THUNDER_ERROR_INVALID_ARGUMENT,
+                           who + ": dtype " + dtypeName +
+                               " is not one Thunder supports" +
+                               (desc ? std::string(" (expected ") +
+                                           thunder_dtype_name(desc->dtype) + ")"
+                                     : std::string()));
+    }
+    tensors.push_back({reinterpret_cast<void *>(address), dtype,
+                       static_cast<int32_t>(shape.size()), shape.data()});
+  }
+  return tensors;
+}
+
+/// A compiled model loaded by the runtime (owns a thunder_model). The
+/// runtime validates every input; runs release the GIL and may be made from
+/// several threads at once.
+class LoadedModel {
+public:
+  explicit LoadedModel(const std::string &path) {
+    thunder_status status;
+    {
+      py::gil_scoped_release release;
+      status = thunder_model_load(path.c_str(), &model);
+      if (status != THUNDER_OK) // read on this thread, before anything else
+        error = thunder_last_error();
+    }
+    if (status != THUNDER_OK)
+      throw RuntimeFailure(status, error);
+    for (int32_t i = 0; i < thunder_model_num_inputs(model); ++i)
+      inputs.emplace_back(*thunder_model_input(model, i));
+    for (int32_t i = 0; i < thunder_model_num_outputs(model); ++i)
+      outputs.emplace_back(*thunder_model_output(model, i));
+  }
+  LoadedModel(const LoadedModel &) = delete;
+  LoadedModel &operator=(const LoadedModel &) = delete;
+  ~LoadedModel() { thunder_model_free(model); }
+
+  std::string name() const { return thunder_model_name(model); }
+  std::string target() const { return thunder_model_target(model); }
+  std::string path() const { return thunder_model_path(model); }
+  std::string device() const {
+    return thunder_device_name(thunder_model_device(model));
+  }
+
+  std::vector<std::vector<int64_t>>
+  outputShapes(const std::vector<TensorTuple> &in) const {
+    std::vector<thunder_tensor> tensors = toTensors(in, "input", model);
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<int64_t *> pointers;
+    for (const TensorDesc &desc : outputs)
+      shapes.emplace_back(desc.shape.size());
+    for (std::vector<int64_t> &shape : shapes)
+      pointers.push_back(shape.data());
+    checkRuntime(thunder_model_output_shapes(
+        model, tensors.data(), static_cast<int32_t>(tensors.size()),
+        pointers.data()));
+    return shapes;
+  }
+
+  uint64_t workspaceBytes(const std::vector<TensorTuple> &in) const {
+    std::vector<thunder_tensor> tensors = toTensors(in, "input", model);
+    uint64_t bytes = 0;
+    checkRuntime(thunder_model_workspace_bytes(
+        model, tensors.data(), static_cast<int32_t>(tensors.size()), &bytes));
+    return bytes;
+  }
+
+  void run(const std::vector<TensorTuple> &in,
+           const std::vector<TensorTuple> &out) const {
+    std::vector<thunder_tensor> inTensors = toTensors(in, "input", model);
+    std::vector<thunder_tensor> outTensors = toTensors(out, "output", model);
+    thunder_status status;
+    std::string message;
+    {
+      py::gil_scoped_release release;
+      status = thunder_model_run(
+          model, inTensors.data(), static_cast<int32_t>(inTensors.size()),
+          outTensors.data(), static_cast<int32_t>(outTensors.size()),
+          /*stream=*/nullptr);
+      if (status != THUNDER_OK)
+        message = thunder_last_error();
+    }
+    if (status != THUNDER_OK)
+      throw RuntimeFailure(status, message);
+  }
+
+  std::vector<TensorDesc> inputs, outputs;
+
+private:
+  thunder_model *model = nullptr;
+  std::string error;
+};
+
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -387,6 +688,31 @@ PYBIND11_MODULE(_C, m) {
 
   py::register_exception<ImportFailure>(m, "ImportError", PyExc_ValueError);
   py::register_exception<CompileFailure>(m, "CompileError", PyExc_ValueError);
+  // RuntimeError carries the runtime's status name, so it is made by hand
+  // rather than with register_exception. The type lives as long as the
+  // process (a module is never unloaded).
+  runtimeErrorType = PyErr_NewExceptionWithDoc(
+      "thunder._C.RuntimeError",
+      "A runtime call failed: the runtime's message, naming the input or "
+      "output at fault; .status is the thunder_status name "
+      "(\"THUNDER_ERROR_INVALID_ARGUMENT\", ...).",
+      PyExc_RuntimeError, nullptr);
+  if (!runtimeErrorType)
+    throw py::error_already_set();
+  m.add_object("RuntimeError", py::handle(runtimeErrorType));
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const RuntimeFailure &failure) {
+      py::object error = py::reinterpret_steal<py::object>(
+          PyObject_CallFunction(runtimeErrorType, "s", failure.what()));
+      if (!error)
+        return; // the call set a Python error already
+      error.attr("status") = thunder_status_name(failure.status);
+      PyErr_SetObject(runtimeErrorType, error.ptr());
+    }
+  });
 
   py::class_<Module>(m, "Module", py::dynamic_attr(),
                      "An imported program: an MLIR module in the thunder "
@@ -410,7 +736,64 @@ PYBIND11_MODULE(_C, m) {
            "The main function's result types as MLIR text.")
       .def("weight_address", &Module::weightAddress, py::arg("name"),
            "The address of the bytes the constant of weight `name` reads "
-           "(equal to the tensor's data_ptr() when it was not copied).");
+           "(equal to the tensor's data_ptr() when it was not copied).")
+      .def("compile", &Module::compile, py::arg("output_dir"),
+           py::arg("target") = "cpu", py::arg("name") = "model",
+           py::arg("cpu") = "native", py::arg("external_weights") = false,
+           py::arg("source_only") = false, py::arg("opt_level") = 2,
+           py::arg("keep_build_dir") = false,
+           py::arg("decompose_composites") = false,
+           "Compiles the module into output_dir as thunder-compile does (the "
+           "graph pipeline, on a copy unless run_graph_pipeline ran, then "
+           "the target's code generation and toolchain): libNAME.so and "
+           "NAME.h, plus NAME.safetensors with external_weights; the sources "
+           "only with source_only. Written atomically: a failure leaves "
+           "output_dir as it was. Returns {'library', 'header', "
+           "'artifacts', 'seconds': {'graph', 'build'}}; raises CompileError "
+           "with every diagnostic, the toolchain's output included.");
+
+  py::class_<TensorDesc>(m, "TensorDesc",
+                         "An input or output of a compiled model")
+      .def_readonly("name", &TensorDesc::name)
+      .def_readonly("dtype", &TensorDesc::dtype, "PyTorch's dtype name")
+      .def_readonly("shape", &TensorDesc::shape, "-1 for a dynamic dim")
+      .def_readonly("min", &TensorDesc::min, "lower bound of each dim")
+      .def_readonly("max", &TensorDesc::max,
+                    "upper bound of each dim (-1: unbounded)")
+      .def_readonly("symbols", &TensorDesc::symbols,
+                    "the symbol of each dynamic dim ('' when static); dims "
+                    "with one symbol are equal")
+      .def_property_readonly(
+          "rank", [](const TensorDesc &d) { return d.shape.size(); })
+      .def("__str__", &TensorDesc::toString)
+      .def("__repr__", [](const TensorDesc &d) {
+        return "<thunder._C.TensorDesc " + d.toString() + ">";
+      });
+
+  py::class_<LoadedModel>(m, "LoadedModel",
+                          "A compiled model (libNAME.so) loaded by the "
+                          "runtime, which validates every input")
+      .def(py::init<const std::string &>(), py::arg("path"),
+           "Loads libNAME.so (its weights file, if any, beside it); raises "
+           "RuntimeError with the runtime's message.")
+      .def_property_readonly("name", &LoadedModel::name)
+      .def_property_readonly("target", &LoadedModel::target)
+      .def_property_readonly("device", &LoadedModel::device)
+      .def_property_readonly("path", &LoadedModel::path)
+      .def_readonly("inputs", &LoadedModel::inputs)
+      .def_readonly("outputs", &LoadedModel::outputs)
+      .def("output_shapes", &LoadedModel::outputShapes, py::arg("inputs"),
+           "The outputs' shapes for inputs [(data_ptr, dtype, shape)] "
+           "(data_ptr may be 0); validates them.")
+      .def("workspace_bytes", &LoadedModel::workspaceBytes, py::arg("inputs"),
+           "The scratch bytes a run with these inputs allocates.")
+      .def("run", &LoadedModel::run, py::arg("inputs"), py::arg("outputs"),
+           "Runs on dense row-major CPU memory: inputs and outputs are "
+           "[(data_ptr, dtype name, shape)], outputs allocated with the "
+           "shapes output_shapes gives. Validates everything first; the GIL "
+           "is released while it runs.");
+  m.def("runtime_version", &thunder_runtime_version,
+        "The runtime's version (MAJOR.MINOR.PATCH).");
 
   m.def("import_program", &importProgram, py::arg("json"), py::arg("weights"),
         py::arg("source_name") = "<program>",

@@ -1,6 +1,8 @@
 //===- ConvertLinalg.cpp - ATen matmuls, convolutions and pooling ---------===//
 #include "Conversion.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::thunder;
 using namespace ::thunder;
@@ -155,34 +157,48 @@ LogicalResult convertAvgPool(NodeContext &ctx) {
                                              *ceilMode, *countIncludePad));
 }
 
-/// adaptive_avg_pool with output size 1 is a mean; where the input divides
-/// evenly it is an avg_pool with window input/output.
+/// adaptive_avg_pool: output element i of a dim averages input elements
+/// [floor(i * in / out), ceil((i + 1) * in / out)). Averages over a box are
+/// separable, so each pooled dim is done in turn: a mean when the output
+/// size is 1, an avg_pool when the input divides evenly, else one slice and
+/// mean per output element, concatenated.
 LogicalResult convertAdaptiveAvgPool(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.resultType();
   FailureOr<Value> input = ctx.tensor("self");
   FailureOr<SmallVector<int64_t>> outputSize = ctx.getInts("output_size");
   if (failed(type) || failed(input) || failed(outputSize))
     return failure();
-  auto inputType = cast<RankedTensorType>(input->getType());
+  Value x = *input;
   size_t n = outputSize->size();
-  int64_t first = inputType.getRank() - n;
-  if (llvm::all_of(*outputSize, [](int64_t s) { return s == 1; })) {
-    SmallVector<int64_t> dims;
-    for (size_t i = 0; i < n; ++i)
-      dims.push_back(first + i);
-    return ctx.setResult(ctx.create<MeanOp>(*input, dims, true));
-  }
-  SmallVector<int64_t> kernel;
+  int64_t first = type->getRank() - n;
   for (size_t i = 0; i < n; ++i) {
-    int64_t in = inputType.getDimSize(first + i), out = (*outputSize)[i];
-    if (ShapedType::isDynamic(in) || out <= 0 || in % out != 0)
-      return ctx.fail("adaptive_avg_pool is supported for output size 1 or an "
-                      "input that divides evenly, got input dim " +
+    int64_t dim = first + i;
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t in = xType.getDimSize(dim), out = (*outputSize)[i];
+    if (in == out)
+      continue;
+    if (ShapedType::isDynamic(in) || out <= 0)
+      return ctx.fail("adaptive_avg_pool needs a static input size and a "
+                      "positive output size, got " +
                       llvm::Twine(in) + " to " + llvm::Twine(out));
-    kernel.push_back(in / out);
+    SmallVector<Value> pieces;
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
+      SmallVector<int64_t> starts(xType.getRank(), 0), steps(xType.getRank(), 1);
+      SmallVector<int64_t> ends(xType.getShape());
+      for (auto &e : ends)
+        if (ShapedType::isDynamic(e))
+          e = std::numeric_limits<int64_t>::max();
+      starts[dim] = start;
+      ends[dim] = end;
+      Value window = ctx.create<SliceOp>(x, starts, ends, steps);
+      pieces.push_back(ctx.create<MeanOp>(window, SmallVector<int64_t>{dim},
+                                          /*keepdim=*/true));
+    }
+    x = pieces.size() == 1 ? pieces.front()
+                           : ctx.create<ConcatOp>(pieces, static_cast<uint64_t>(dim));
   }
-  return ctx.setResult(ctx.create<AvgPoolOp>(
-      *input, kernel, kernel, SmallVector<int64_t>(2 * n, 0), false, true));
+  return ctx.setResult(x);
 }
 
 } // namespace

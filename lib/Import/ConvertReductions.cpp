@@ -89,9 +89,20 @@ template <typename OpTy> LogicalResult convertArgReduce(NodeContext &ctx) {
   FailureOr<bool> keepdim = ctx.getBool("keepdim", false);
   if (failed(self) || failed(keepdim))
     return failure();
-  if (!ctx.has("dim"))
-    return ctx.fail("argmax/argmin over the flattened tensor (dim=None) is not "
-                    "supported; give a dim");
+  if (!ctx.has("dim")) {
+    // dim=None: the index into the flattened tensor.
+    FailureOr<RankedTensorType> type = ctx.resultType();
+    if (failed(type))
+      return failure();
+    auto inputType = cast<RankedTensorType>(self->getType());
+    int64_t n = inputType.hasStaticShape() ? inputType.getNumElements()
+                                           : ShapedType::kDynamic;
+    Value flat = ctx.create<ReshapeOp>(inputType.clone({n}), *self);
+    Value index = ctx.create<OpTy>(flat, 0, /*keepdim=*/false);
+    return ctx.setResult(index.getType() == *type
+                             ? index
+                             : ctx.create<ReshapeOp>(*type, index));
+  }
   FailureOr<int64_t> dim = ctx.getInt("dim");
   if (failed(dim))
     return failure();

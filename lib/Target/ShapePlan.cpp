@@ -114,6 +114,15 @@ LogicalResult ShapePlanBuilder::visit(Operation *op) {
           define(result, outDyn[0], def);
           return success();
         }
+        // Several dynamic dims: the importer's symbols name them (unified
+        // in finish()); without them there is no way to split the count.
+        auto names = op->getAttrOfType<ArrayAttr>("thunder.dim_symbols");
+        bool named = names && llvm::all_of(outDyn, [&](unsigned d) {
+          auto name = d < names.size() ? dyn_cast<StringAttr>(names[d]) : nullptr;
+          return name && !name.empty();
+        });
+        if (named)
+          return success();
         return op->emitError("cannot determine the run-time sizes of a reshape "
                              "to several dynamic dims");
       })

@@ -1,6 +1,10 @@
 """Thunder: an ahead-of-time deep-learning compiler on MLIR.
 
     import thunder, torch
+    cm = thunder.compile(model)                # a callable that behaves like model
+    y = cm(x)                                  # compiled on the first call, cached on disk
+    m = thunder.load("out/")                   # a library thunder-compile or compile built
+
     program = thunder.export(model, (x,))      # torch.export + the C++ importer
     print(program)                             # the thunder dialect, weights elided
     print(thunder.examine(model, x))           # which ops are supported, where they are
@@ -12,17 +16,21 @@ thunder-compile runs.
 
 Errors: thunder.UnsupportedModelError when a model cannot be captured;
 thunder.ImportError (thunder._C.ImportError, a ValueError) when a program cannot be
-imported, with every problem and its source line; thunder.CompileError when a pipeline
-fails.
+imported, with every problem and its source line; thunder.CompileError when a pipeline or
+the toolchain fails; thunder.RuntimeError (a RuntimeError) when the runtime refuses a call,
+naming the input that does not fit.
 """
 from __future__ import annotations
 
+__version__ = "0.1.0"
+
 from . import _C
-from .errors import CompileError, ImportError, UnsupportedModelError  # noqa: A004
+from .errors import CompileError, ImportError, RuntimeError, UnsupportedModelError  # noqa: A004
 from .examine import ExamineReport, OpReport, examine
 from .program import ImportedProgram, export, load_pt2
-
-__version__ = "0.1.0"
+from .compiled import CompiledModule, CompileRecord, compile  # noqa: A004
+from .runtime import Model, load
+from .cache import default_cache_dir
 
 
 def supported_ops() -> list[str]:
@@ -30,16 +38,21 @@ def supported_ops() -> list[str]:
     return _C.supported_ops()
 
 
-# ImportError is thunder.ImportError but not in __all__: a star import would shadow the
-# builtin.
+# ImportError, RuntimeError and compile are thunder.X but not in __all__: a star import
+# would shadow the builtins.
 __all__ = [
     "CompileError",
+    "CompileRecord",
+    "CompiledModule",
     "ExamineReport",
     "ImportedProgram",
+    "Model",
     "OpReport",
     "UnsupportedModelError",
+    "default_cache_dir",
     "examine",
     "export",
+    "load",
     "load_pt2",
     "supported_ops",
 ]

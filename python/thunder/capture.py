@@ -18,8 +18,9 @@ from torch.export.graph_signature import InputKind
 from . import _C
 from .errors import UnsupportedModelError
 
-__all__ = ["capture", "decomposition_table", "program_json", "source_name",
-           "training_mode_hint", "weight_views"]
+__all__ = ["capture", "decompose", "decomposition_table", "export_program", "program_json",
+           "source_name",
+           "tensor_outputs_only", "training_mode_hint", "weight_views"]
 
 
 # torch dtype -> the name the C++ side takes (thunder::dtypeName).
@@ -118,24 +119,38 @@ def capture(model: Any, args: Any = (), kwargs: dict | None = None,
     with TS2EPConverter) or a torch.export.ExportedProgram (used as it is; args are not
     needed; decomposed if it is not yet).
     """
+    return decompose(export_program(model, args, kwargs, dynamic_shapes))
+
+
+def export_program(model: Any, args: Any = (), kwargs: dict | None = None,
+                   dynamic_shapes: Any = None) -> ExportedProgram:
+    """`model` as an ExportedProgram, not decomposed yet (capture's first half).
+
+    The program is a function of the model and the decomposition a function of the
+    program, so thunder.compile keys its cache on this one and decomposes only on a miss.
+    """
     args = _as_tuple(args)
     if isinstance(model, ExportedProgram):
         if dynamic_shapes is not None:
             raise ValueError("dynamic_shapes cannot be applied to an ExportedProgram: its "
                              "shapes were fixed by torch.export; export it again with them")
-        ep = model
-    elif isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return model
+    if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         if dynamic_shapes is not None:
             raise UnsupportedModelError(
                 "dynamic_shapes is not supported for TorchScript modules (the TorchScript "
                 "converter takes none); pass the original nn.Module instead")
-        ep = _from_torchscript(model, args, kwargs)
-    elif isinstance(model, torch.nn.Module):
-        ep = torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
-    else:
-        raise UnsupportedModelError(
-            f"cannot capture a {type(model).__name__}: Thunder takes an nn.Module, an FX "
-            f"GraphModule, a torch.jit.ScriptModule or a torch.export.ExportedProgram")
+        return _from_torchscript(model, args, kwargs)
+    if isinstance(model, torch.nn.Module):
+        return torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
+    raise UnsupportedModelError(
+        f"cannot capture a {type(model).__name__}: Thunder takes an nn.Module, an FX "
+        f"GraphModule, a torch.jit.ScriptModule or a torch.export.ExportedProgram")
+
+
+def decompose(ep: ExportedProgram) -> ExportedProgram:
+    """`ep` decomposed with decomposition_table() unless it is already in the form the
+    importer takes (capture's second half)."""
     table = decomposition_table()
     if _needs_decomposition(ep, table):
         with warnings.catch_warnings():
@@ -153,12 +168,74 @@ def program_json(ep: ExportedProgram) -> bytes:
     serialize_example_inputs flags (torch.export.save passes the first two as False and
     writes the tensors as raw records): with all three False nothing is pickled and no
     tensor is copied, only the graph is written.
+
+    A program whose inputs or outputs are pytree types that torch cannot serialize (a
+    model returning ``x.max(dim)``, a ``torch.return_types.max``) is written with flat
+    tuples in their place: the importer reads the graph and its signature, not these
+    specs, and thunder.compile rebuilds the outputs from the live program's own.
     """
+    try:
+        return _serialize(ep)
+    except NotImplementedError as error:
+        if "serializ" not in str(error):
+            raise
+    import dataclasses
+
+    from torch.utils import _pytree as pytree
+
+    def flat(spec):
+        return None if spec is None else pytree.tree_structure((0,) * spec.num_leaves)
+
+    original = ep._module_call_graph
+    flattened = []
+    for entry in original:
+        signature = entry.signature
+        if signature is not None:
+            signature = dataclasses.replace(signature, in_spec=flat(signature.in_spec),
+                                            out_spec=flat(signature.out_spec))
+        flattened.append(dataclasses.replace(entry, signature=signature))
+    ep._module_call_graph = flattened
+    try:
+        return _serialize(ep)
+    finally:
+        ep._module_call_graph = original
+
+
+def _serialize(ep: ExportedProgram) -> bytes:
     from torch._export.serde.serialize import serialize
 
     artifact = serialize(ep, serialize_state_dict=False, serialize_constants=False,
                          serialize_example_inputs=False)
     return artifact.exported_program
+
+
+# How the serialized program writes a constant (a Python value the model returns).
+_CONSTANT_ARGUMENTS = ("as_none", "as_int", "as_float", "as_bool", "as_string", "as_ints",
+                       "as_floats", "as_bools", "as_strings")
+
+
+def tensor_outputs_only(program: bytes) -> bytes:
+    """The program JSON without the user outputs that are Python constants (a model that
+    returns `(x, 3)` or a None among its outputs), which the importer does not take: the
+    compiled model returns the tensors, and thunder.compile puts the constants back where
+    the model's output structure has them. Unchanged when there are none."""
+    import json
+
+    document = json.loads(program)
+    graph_module = document["graph_module"]
+    specs = graph_module["signature"]["output_specs"]
+    outputs = graph_module["graph"]["outputs"]
+
+    def constant(spec) -> bool:
+        user = spec.get("user_output")
+        return user is not None and any(k in user.get("arg", {}) for k in _CONSTANT_ARGUMENTS)
+
+    keep = [i for i, spec in enumerate(specs) if not constant(spec)]
+    if len(keep) == len(specs) or len(specs) != len(outputs):
+        return program
+    graph_module["signature"]["output_specs"] = [specs[i] for i in keep]
+    graph_module["graph"]["outputs"] = [outputs[i] for i in keep]
+    return json.dumps(document).encode()
 
 
 def _weight_tensor(ep: ExportedProgram, spec) -> Any:

@@ -1,16 +1,33 @@
-"""The exceptions of the thunder package (all ValueErrors)."""
+"""The exceptions of the thunder package: ValueErrors for models and programs that cannot be
+compiled, a RuntimeError for runs that fail."""
 from __future__ import annotations
 
 from . import _C
 
-__all__ = ["CompileError", "ImportError", "UnsupportedModelError"]
+__all__ = ["CompileError", "ImportError", "RuntimeError", "UnsupportedModelError"]
 
 #: A program cannot be imported: every unsupported op with its source lines, malformed
 #: input, an unusable weight. Raised by the C++ importer (thunder._C.ImportError).
 ImportError = _C.ImportError  # noqa: A001 (thunder.ImportError; builtins' is untouched)
 
-#: A pipeline failed on imported IR (thunder._C.CompileError).
+#: A pipeline or the driver failed (thunder._C.CompileError): every diagnostic, with the
+#: toolchain's output when it is the toolchain that failed.
 CompileError = _C.CompileError
+
+#: The runtime refused or failed a call (thunder._C.RuntimeError, a builtin RuntimeError):
+#: its message names the input or output at fault ("input 0 ('x'): expected dtype float32,
+#: got float64"); ``.status`` is the runtime's status name
+#: ("THUNDER_ERROR_INVALID_ARGUMENT", "THUNDER_ERROR_LOAD", ...).
+RuntimeError = _C.RuntimeError  # noqa: A001 (thunder.RuntimeError; builtins' is untouched)
+
+
+def runtime_error(message: str,
+                  status: str = "THUNDER_ERROR_INVALID_ARGUMENT") -> "_C.RuntimeError":
+    """A thunder.RuntimeError raised from Python (a problem found before the runtime is
+    called), with the status the runtime would give it."""
+    error = _C.RuntimeError(message)
+    error.status = status
+    return error
 
 
 class UnsupportedModelError(ValueError):

@@ -6,7 +6,7 @@ from typing import Any
 
 from . import _C
 
-__all__ = ["ImportedProgram", "export", "load_pt2"]
+__all__ = ["ImportedProgram", "export", "import_exported", "load_pt2"]
 
 
 class ImportedProgram:
@@ -92,9 +92,18 @@ def export(model: Any, args: Any = (), kwargs: dict | None = None,
 
     ep = capture.capture(model, args, kwargs, dynamic_shapes)
     views, keep_alive = capture.weight_views(ep)
+    module = import_exported(ep, capture.program_json(ep), views, keep_alive, model)
+    return ImportedProgram(module, ep)
+
+
+def import_exported(ep: Any, program_json: bytes, views: dict, keep_alive: list,
+                    model: Any) -> _C.Module:
+    """The C++ import of a captured program (its JSON and weight views, from
+    thunder.capture); an import failure of a model left in training mode says so."""
+    from . import capture
+
     try:
-        module = _C.import_program(capture.program_json(ep), views,
-                                   capture.source_name(model))
+        module = _C.import_program(program_json, views, capture.source_name(model))
     except _C.ImportError as error:
         hint = capture.training_mode_hint(model)
         if hint is None:
@@ -102,7 +111,7 @@ def export(model: Any, args: Any = (), kwargs: dict | None = None,
         raise _C.ImportError(f"{error}\n{hint}") from None
     # The module's constants point into these tensors: they live as long as it does.
     module._keep_alive = keep_alive
-    return ImportedProgram(module, ep)
+    return module
 
 
 def load_pt2(path: str | os.PathLike) -> ImportedProgram:

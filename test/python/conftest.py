@@ -13,6 +13,7 @@ import pathlib
 import sys
 
 import pytest
+import torch
 
 TEST_DIR = pathlib.Path(__file__).resolve().parent
 REPO_ROOT = TEST_DIR.parents[1]
@@ -47,6 +48,29 @@ def thunder_compile(build_dir) -> pathlib.Path:
     path = build_dir / "bin" / "thunder-compile"
     assert path.is_file(), f"{path} does not exist: build it with tools/dev.sh build"
     return path
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> pathlib.Path:
+    """A thunder.compile cache of the test module's own: its tests reuse what earlier ones
+    compiled, and nothing comes from (or goes to) the user's ~/.cache/thunder."""
+    return tmp_path_factory.mktemp("thunder-cache")
+
+
+def assert_close_tree(actual, expected, rtol: float = 1e-4, atol: float = 1e-4) -> None:
+    """Same pytree structure (types included: a ModelOutput stays a ModelOutput), tensors
+    equal within the tolerance, other leaves equal."""
+    from torch.utils import _pytree as pytree
+
+    assert type(actual) is type(expected), (type(actual), type(expected))
+    actual_leaves, actual_spec = pytree.tree_flatten(actual)
+    expected_leaves, expected_spec = pytree.tree_flatten(expected)
+    assert actual_spec == expected_spec, (actual_spec, expected_spec)
+    for a, e in zip(actual_leaves, expected_leaves):
+        if isinstance(e, torch.Tensor):
+            torch.testing.assert_close(a, e, rtol=rtol, atol=atol)
+        else:
+            assert a == e
 
 
 def pytest_configure(config):

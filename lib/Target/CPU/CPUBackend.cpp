@@ -371,12 +371,16 @@ LogicalResult Emitter::run(EmittedSources &out) {
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
         "  uint64_t offsets[" << slots.size() + 1 << "];\n"
         "  return layout(sym, offsets);\n}\n\n";
+  // The weights file first: the entry's create() checks its exact size.
+  std::string weightsFile;
+  if (options.externalWeights)
+    weightsFile = safetensorsFile(&weightsHeaderBytes);
   emitEntry(os);
 
   out.files.push_back({"model.cpp", text});
   if (options.externalWeights) {
     out.files.push_back({options.modelName + ".safetensors",
-                         safetensorsFile(&weightsHeaderBytes)});
+                         std::move(weightsFile)});
     out.artifacts.push_back(options.modelName + ".safetensors");
     out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
     out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});

@@ -34,7 +34,7 @@ FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C) {
         default: return std::string("a / b");
         }
       })
-      .Case([](RemainderOp) { return std::string("remainder(a, b)"); })
+      .Case([](RemainderOp) { return std::string("py_remainder(a, b)"); })
       .Case([](PowOp) { return std::string("power(a, b)"); })
       .Case([](MaximumOp) { return std::string("maximum(a, b)"); })
       .Case([](MinimumOp) { return std::string("minimum(a, b)"); })

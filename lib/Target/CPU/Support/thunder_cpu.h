@@ -156,7 +156,9 @@ template <class T> inline T div_trunc(T a, T b) {
   else
     return b == 0 ? T(0) : a / b;
 }
-template <class T> inline T remainder(T a, T b) {
+/// Python's remainder (the sign of the divisor). Not `remainder`: that name is
+/// libm's IEEE remainder, which unqualified calls on double would find.
+template <class T> inline T py_remainder(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     T r = std::fmod(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;

@@ -1,0 +1,647 @@
+"""thunder.compile: a callable that behaves like the model, compiled ahead of time.
+
+    cm = thunder.compile(model)
+    y = cm(x)          # compiles on the first call (or finds it in the cache), then runs
+
+Each distinct input signature is captured with torch.export, looked up in the on-disk cache
+(thunder/cache.py) and compiled only when it is not there; the library is loaded by
+Thunder's runtime, which runs it on the tensors' own memory. Outputs come back in the
+model's own pytree structure (a tensor, tuples, dicts, transformers' ModelOutput...).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import threading
+import time
+import warnings
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKind,
+                                          TensorArgument)
+from torch.utils import _pytree as pytree
+
+from . import _C, capture, runtime
+from .cache import Cache, host_cpu_digest, key as cache_key, program_digest, weights_digest
+from .errors import UnsupportedModelError, runtime_error
+from .program import import_exported
+
+__all__ = ["CompileRecord", "CompiledModule", "compile"]
+
+#: Compiles for different signatures after which a CompiledModule warns (once) that the
+#: model is being recompiled a lot.
+RECOMPILE_WARNING = 8
+
+#: A compile that runs longer than this shows its progress on stderr.
+PROGRESS_DELAY_S = 1.0
+
+
+@dataclasses.dataclass
+class CompileRecord:
+    """How one input signature of a CompiledModule got its compiled model."""
+
+    signature: str  #: "(x: float32[s77, 32])"; a dynamic dim shows its symbol
+    key: str        #: the cache key
+    path: str       #: the cache entry's directory (libNAME.so, NAME.h, entry.json)
+    source: str     #: "compiled" (the toolchain ran in this process) or "cache"
+    seconds: dict = dataclasses.field(default_factory=dict)
+    """Wall time per phase: export, key, decompose, import, graph, build, load, total
+    (decompose to build only when it was compiled here)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Progress on stderr
+# ---------------------------------------------------------------------------------------
+
+class _Progress:
+    """One stderr line for a compile that takes a while:
+
+        thunder: compiling 'GPT2LMHeadModel' for cpu ... exported 1.6s, imported 0.1s,
+        graph 0.0s, built 3.1s, done (4.9s)
+
+    Nothing is printed when the compile finishes within PROGRESS_DELAY_S (a timer starts
+    the line), when disabled, or with THUNDER_QUIET=1."""
+
+    def __init__(self, label: str, enabled: bool):
+        self.label = label
+        self.start = time.monotonic()
+        self.pieces: list[str] = []
+        self.shown = self.done = False
+        self.lock = threading.Lock()
+        self.timer = None
+        if enabled and os.environ.get("THUNDER_QUIET", "") in ("", "0"):
+            self.timer = threading.Timer(PROGRESS_DELAY_S, self._show)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _write(self, text: str) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    def _show(self) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self.shown = True
+            self._write(f"thunder: {self.label} ..." +
+                        ",".join(f" {piece}" for piece in self.pieces))
+
+    def add(self, piece: str) -> None:
+        with self.lock:
+            if self.shown:
+                self._write(("," if self.pieces else "") + f" {piece}")
+            self.pieces.append(piece)
+
+    def phase(self, name: str, seconds: float) -> None:
+        self.add(f"{name} {seconds:.1f}s")
+
+    def finish(self, outcome: str) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        with self.lock:
+            self.done = True
+            if self.shown:
+                total = time.monotonic() - self.start
+                self._write(("," if self.pieces else "") + f" {outcome} ({total:.1f}s)\n")
+
+
+# ---------------------------------------------------------------------------------------
+# Signatures
+# ---------------------------------------------------------------------------------------
+
+def _flatten(args: tuple, kwargs: dict, in_spec=None) -> tuple[list, Any]:
+    """The leaves of (args, kwargs) and their spec; kwargs are put in in_spec's order
+    (a call may name them in any order) when their names agree."""
+    if in_spec is not None and kwargs:
+        from torch.export._tree_utils import reorder_kwargs
+        try:
+            kwargs = reorder_kwargs(kwargs, in_spec)
+        except (AssertionError, ValueError, KeyError):
+            pass  # other names: the specs differ, which the caller sees
+    return pytree.tree_flatten((args, kwargs))
+
+
+def _call_text(spec) -> str:
+    """"2 positional arguments and keyword arguments bias, mask" for the spec of
+    (args, kwargs)."""
+    try:
+        args_spec, kwargs_spec = spec.child(0), spec.child(1)
+        count, names = args_spec.num_children, list(kwargs_spec.context or [])
+    except (AttributeError, ValueError, TypeError):
+        return " ".join(str(spec).split())
+    text = f"{count} positional argument{'' if count == 1 else 's'}"
+    if names:
+        text += f" and keyword argument{'' if len(names) == 1 else 's'} {', '.join(names)}"
+    return text
+
+
+def _structure(flat: list, spec) -> tuple:
+    """What a call must share with an earlier one for their shapes to be compared: the
+    pytree, and each leaf's kind, dtype and rank (or value for Python numbers)."""
+    leaves = []
+    for value in flat:
+        if isinstance(value, torch.Tensor):
+            leaves.append(("tensor", value.dtype, value.dim()))
+        else:
+            leaves.append(("value", type(value).__name__, repr(value)))
+    return (str(spec), tuple(leaves))
+
+
+def _signature_text(ep: ExportedProgram) -> str:
+    """"(x: float32[s77, 32], n=4)": the exported program's user inputs, dynamic dims by
+    their symbol, with the symbols' ranges."""
+    placeholders = {node.name: node for node in ep.graph.nodes if node.op == "placeholder"}
+    parts = []
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind != InputKind.USER_INPUT:
+            continue
+        arg = spec.arg
+        if isinstance(arg, TensorArgument):
+            value = placeholders[arg.name].meta.get("val")
+            dtype = capture._DTYPE_NAMES.get(value.dtype, str(value.dtype))
+            dims = ", ".join(str(d) for d in value.shape)  # a SymInt prints its symbol
+            parts.append(f"{arg.name}: {dtype}[{dims}]")
+        elif isinstance(arg, ConstantArgument):
+            parts.append(f"{arg.name}={arg.value!r}")
+        else:
+            parts.append(f"{getattr(arg, 'name', '?')}: {type(arg).__name__}")
+    ranges = []
+    for symbol, bounds in sorted(ep.range_constraints.items(), key=lambda kv: str(kv[0])):
+        upper = "inf" if "oo" in str(bounds.upper) else bounds.upper
+        ranges.append(f"{symbol} in [{bounds.lower}, {upper}]")
+    text = f"({', '.join(parts)})"
+    return f"{text} with {', '.join(ranges)}" if ranges else text
+
+
+def _sanitize(name: str) -> str:
+    """A C identifier from a class name (the artifact is lib<name>.so)."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return name if name and not name[0].isdigit() else f"model_{name}"
+
+
+def _compiler_fingerprint() -> dict:
+    """What identifies the compiler: the package version, and the native module's size and
+    modification time (a rebuilt compiler may generate other code under the same version)."""
+    from . import __version__
+    stat = os.stat(_C.__file__)
+    return {"thunder": __version__, "native": [stat.st_size, stat.st_mtime_ns],
+            "runtime": _C.runtime_version(), "torch": torch.__version__}
+
+
+# ---------------------------------------------------------------------------------------
+# One compiled signature
+# ---------------------------------------------------------------------------------------
+
+class _Entry:
+    """A compiled model for one input signature: how the call's pytree leaves map to the
+    runtime's inputs, and its outputs back to the model's output pytree."""
+
+    def __init__(self, ep: ExportedProgram, model: runtime.Model, record: CompileRecord):
+        self.model = model
+        self.record = record
+        self.in_spec = ep.call_spec.in_spec
+        self.out_spec = ep.call_spec.out_spec
+        names = [desc.name for desc in model.inputs]
+        # (name, runtime input index or None, constant value)
+        self.leaves: list[tuple[str, int | None, Any]] = []
+        for spec in ep.graph_signature.input_specs:
+            if spec.kind != InputKind.USER_INPUT:
+                continue
+            arg = spec.arg
+            if isinstance(arg, TensorArgument):
+                if arg.name not in names:
+                    raise UnsupportedModelError(
+                        f"input '{arg.name}' of the exported program is not an input of the "
+                        f"compiled model (its inputs: {', '.join(names)})")
+                self.leaves.append((arg.name, names.index(arg.name), None))
+            elif isinstance(arg, ConstantArgument):
+                self.leaves.append((arg.name, None, arg.value))
+            else:
+                raise UnsupportedModelError(
+                    f"input '{getattr(arg, 'name', '?')}' is a {type(arg).__name__}; Thunder "
+                    f"compiles tensor inputs (Python numbers are baked in)")
+        self.tensor_positions = [i for i, leaf in enumerate(self.leaves) if leaf[1] is not None]
+        if [self.leaves[i][1] for i in self.tensor_positions] != list(range(len(names))):
+            raise UnsupportedModelError(
+                f"the exported program's tensor inputs "
+                f"({', '.join(self.leaves[i][0] for i in self.tensor_positions)}) do not "
+                f"match the compiled model's ({', '.join(names)})")
+        # Each user output: True for the next runtime output, else (False, constant).
+        self.out_leaves: list[tuple[bool, Any]] = []
+        for spec in ep.graph_signature.output_specs:
+            if spec.kind != OutputKind.USER_OUTPUT:
+                continue
+            if isinstance(spec.arg, ConstantArgument):
+                self.out_leaves.append((False, spec.arg.value))
+            else:
+                self.out_leaves.append((True, None))
+        if sum(tensor for tensor, _ in self.out_leaves) != len(model.outputs):
+            raise UnsupportedModelError(
+                f"the compiled model has {len(model.outputs)} outputs, but the program "
+                f"returns {sum(t for t, _ in self.out_leaves)} tensors")
+        # Per runtime input: (dtype, shape, min, max, symbols), for matching calls.
+        self.descs = [(runtime._TORCH_DTYPES[d.dtype], d.shape, d.min, d.max, d.symbols)
+                      for d in model.inputs]
+
+    def mismatch(self, flat: list, spec) -> tuple[str, str] | None:
+        """Why a call with these leaves cannot run on this entry, as (kind, message): kind
+        "structure" (other arguments), "value" (another Python value) or "tensor" (a dtype,
+        rank, size or device the runtime would refuse); None when it can run."""
+        if spec != self.in_spec:
+            got, compiled = _call_text(spec), _call_text(self.in_spec)
+            if got == compiled:  # same counts and names, other containers inside
+                got, compiled = (" ".join(str(s).split()) for s in (spec, self.in_spec))
+            return ("structure", f"it takes {compiled}, got {got}")
+        symbols: dict[str, int] = {}
+        tensor_problem = None
+        for (name, index, constant), value in zip(self.leaves, flat):
+            if index is None:
+                same = type(value) is type(constant) and (
+                    value == constant or (value != value and constant != constant))
+                if not same:
+                    return ("value", f"argument '{name}' was {constant!r} when the model was "
+                                     f"compiled (torch.export bakes Python values in), got "
+                                     f"{value!r}")
+                continue
+            if not isinstance(value, torch.Tensor):
+                return ("structure", f"argument '{name}' is a {type(value).__name__}, not a "
+                                     f"tensor")
+            if tensor_problem is None:
+                tensor_problem = self._tensor_mismatch(index, name, value, symbols)
+        return None if tensor_problem is None else ("tensor", tensor_problem)
+
+    def _tensor_mismatch(self, index: int, name: str, value: torch.Tensor,
+                         symbols: dict[str, int]) -> str | None:
+        dtype, shape, lo, hi, syms = self.descs[index]
+        who = f"input {index} ('{name}')"
+        if value.dtype != dtype:
+            return f"{who}: dtype {value.dtype} differs from the compiled {dtype}"
+        if value.dim() != len(shape):
+            return f"{who}: rank {value.dim()} differs from the compiled {len(shape)}"
+        for d, size in enumerate(value.shape):
+            if shape[d] >= 0:
+                if size != shape[d]:
+                    return f"{who}: dim {d} is {size}, compiled for {shape[d]}"
+                continue
+            if size < lo[d] or (hi[d] >= 0 and size > hi[d]):
+                return f"{who}: dim {d} is {size}, outside [{lo[d]}, {hi[d]}]"
+            if syms[d] and symbols.setdefault(syms[d], size) != size:
+                return (f"{who}: dim {d} is {size}, but it shares symbol {syms[d]} with a "
+                        f"dim of size {symbols[syms[d]]}")
+        if value.device.type != self.model.native.device:
+            return f"{who} is on {value.device}"
+        return None
+
+    def run(self, flat: list):
+        outputs = iter(runtime.run(self.model.native, [flat[i] for i in self.tensor_positions]))
+        leaves = [next(outputs) if tensor else constant for tensor, constant in self.out_leaves]
+        return pytree.tree_unflatten(leaves, self.out_spec)
+
+
+# ---------------------------------------------------------------------------------------
+# The compiled module
+# ---------------------------------------------------------------------------------------
+
+class CompiledModule:
+    """A model compiled by Thunder: call it like the model.
+
+    Each call is matched against the signatures compiled so far (dtypes, ranks, static
+    sizes, dynamic dims within their ranges, Python values); a call that matches none is
+    compiled (or found in the cache) when recompiling is allowed, and otherwise rejected by
+    the runtime with a message naming the input. See thunder.compile for the policy.
+    The weights are snapshotted when a signature is compiled: after changing them, call
+    thunder.compile again.
+    """
+
+    def __init__(self, model: Any, *, target: str, dynamic: bool | None,
+                 dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
+                 progress: bool, name: str | None, recompile: bool, opt_level: int):
+        self._model = model
+        self._target = target
+        self._dynamic = dynamic
+        self._dynamic_shapes = dynamic_shapes
+        self._cache = Cache(cache_dir)
+        self._cpu = cpu
+        self._external_weights = external_weights
+        self._progress = progress
+        self._name = name or _sanitize(capture.source_name(model))
+        self._recompile = recompile
+        self._opt_level = opt_level
+        self._entries: list[_Entry] = []
+        self._history: dict[tuple, list[list[int]]] = {}  # structure -> shapes compiled
+        self._lock = threading.RLock()
+        self._warned = False
+        #: One CompileRecord per compiled signature, in order.
+        self.compiles: list[CompileRecord] = []
+
+    # -- public --------------------------------------------------------------------------
+
+    @property
+    def model(self):
+        """The model that was compiled."""
+        return self._model
+
+    @property
+    def cache_dir(self) -> str:
+        return str(self._cache.root)
+
+    @property
+    def artifacts(self) -> list[str]:
+        """The compiled libraries (libNAME.so), one per signature."""
+        return [entry.model.path for entry in self._entries]
+
+    def _match(self, args: tuple, kwargs: dict):
+        """(entry, leaves) of the first compiled signature the call fits, else None."""
+        for entry in self._entries:  # a snapshot is enough: entries are only appended
+            flat, spec = _flatten(args, kwargs, entry.in_spec)
+            if entry.mismatch(flat, spec) is None:
+                return entry, flat
+        return None
+
+    def __call__(self, *args, **kwargs):
+        match = self._match(args, kwargs)
+        if match is None:
+            with self._lock:
+                match = self._match(args, kwargs)  # compiled by another thread meanwhile?
+                if match is None:
+                    match = self._no_match(args, kwargs)
+        entry, flat = match
+        return entry.run(flat)
+
+    def _no_match(self, args: tuple, kwargs: dict):
+        """A call that fits no compiled signature: compiled, or (without recompiling)
+        handed to the runtime to say which input does not fit."""
+        if self._entries and not self._recompile:
+            entry = self._entries[0]
+            flat, spec = _flatten(args, kwargs, entry.in_spec)
+            kind, reason = entry.mismatch(flat, spec)
+            if kind == "tensor":
+                return entry, flat  # the runtime refuses it, naming the input
+            raise runtime_error(f"model '{self._name}' was compiled for "
+                                f"{entry.record.signature}: {reason} (compile with "
+                                f"recompile=True to compile other signatures)")
+        entry = self._compile(args, kwargs)
+        flat, spec = _flatten(args, kwargs, entry.in_spec)
+        problem = entry.mismatch(flat, spec)
+        if problem is not None:  # torch.export and the call disagree: said plainly
+            raise UnsupportedModelError(f"the model compiled for this call does not accept "
+                                        f"it: {problem[1]}")
+        return entry, flat
+
+    def __getattr__(self, name: str):
+        # Attributes of the model (config, ...), as the model would answer them.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+    def __repr__(self) -> str:
+        signatures = "; ".join(record.signature for record in self.compiles) or "none yet"
+        return (f"<thunder.CompiledModule '{self._name}' for {self._target}, compiled: "
+                f"{signatures}>")
+
+    # -- compiling -----------------------------------------------------------------------
+
+    def _compile_now(self, args: tuple, kwargs: dict) -> None:
+        with self._lock:
+            self._compile(args, kwargs)
+
+    def _dynamic_spec(self, args: tuple, kwargs: dict, flat: list, spec) -> tuple[Any, Any]:
+        """The dynamic_shapes to export with, and a fallback to retry with when torch.export
+        refuses the first (None: no retry)."""
+        if self._dynamic_shapes is not None:
+            return self._dynamic_shapes, None
+        if self._dynamic is False or isinstance(self._model, ExportedProgram):
+            return None, None
+        tensors = [value for value in flat if isinstance(value, torch.Tensor)]
+        marked: dict[int, set[int]] = {}  # id(tensor) -> dims
+        if self._dynamic is True:
+            for tensor in tensors:
+                marked[id(tensor)] = {d for d, size in enumerate(tensor.shape) if size >= 2}
+        else:
+            # Dim 0 is the batch, and a dim whose size changed since an earlier compile of
+            # the same structure is dynamic from now on (torch.compile's automatic dynamic).
+            for tensor in tensors:
+                if tensor.dim() >= 1 and tensor.shape[0] >= 2:
+                    marked.setdefault(id(tensor), set()).add(0)
+            shapes = [list(value.shape) for value in flat if isinstance(value, torch.Tensor)]
+            for earlier in self._history.get(_structure(flat, spec), []):
+                for tensor, now, before in zip(tensors, shapes, earlier):
+                    for d, (a, b) in enumerate(zip(now, before)):
+                        if a != b and a >= 2:
+                            marked.setdefault(id(tensor), set()).add(d)
+        if not any(marked.values()):
+            return None, None
+        if isinstance(self._model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+            return None, None  # the TorchScript converter takes no dynamic shapes
+
+        named: dict[tuple[int, int], Any] = {}
+
+        def spec_for(use_auto: bool):
+            def one(value):
+                if not isinstance(value, torch.Tensor) or not marked.get(id(value)):
+                    return None
+                dims = {}
+                for d in sorted(marked[id(value)]):
+                    if use_auto:
+                        dims[d] = torch.export.Dim.AUTO
+                    else:
+                        # One named dim per (position, size): batch dims of equal size are
+                        # taken to be one batch; min=1 makes a batch of 1 run too, which
+                        # Dim.AUTO (0/1 specialization) would leave out.
+                        group = (d, int(value.shape[d]))
+                        if group not in named:
+                            named[group] = torch.export.Dim(
+                                f"thunder_d{d}_{value.shape[d]}", min=1)
+                        dims[d] = named[group]
+                return dims
+            from torch.export.dynamic_shapes import _combine_args
+            combined = _combine_args(self._model, args, kwargs)
+            return {arg: pytree.tree_map(one, value) for arg, value in combined.items()}
+
+        return spec_for(False), spec_for(True)
+
+    def _export(self, args, kwargs, flat, spec) -> ExportedProgram:
+        """The model captured for this call, not decomposed yet."""
+        first, fallback = self._dynamic_spec(args, kwargs, flat, spec)
+        try:
+            return capture.export_program(self._model, args, kwargs, first)
+        except Exception:
+            if fallback is None:
+                raise
+        # The model ties or specializes a dim that was named dynamic (two batch dims that
+        # must differ, a size it computes with): let torch.export decide per dim.
+        return capture.export_program(self._model, args, kwargs, fallback)
+
+    def _compile(self, args: tuple, kwargs: dict) -> _Entry:
+        progress = _Progress(f"compiling '{self._name}' for {self._target}", self._progress)
+        outcome = "failed"
+        try:
+            entry = self._compile_with(args, kwargs, progress)
+            outcome = "found in the cache" if entry.record.source == "cache" else "done"
+            return entry
+        finally:
+            progress.finish(outcome)
+
+    def _compile_with(self, args: tuple, kwargs: dict, progress: _Progress) -> _Entry:
+        seconds: dict[str, float] = {}
+        start = time.monotonic()
+        # The runtime reads row-major memory: export with row-major examples, so that
+        # torch.export does not trace layout-specific code (as_strided for a channels-last
+        # input) that the compiled model would not be given.
+        args, kwargs = pytree.tree_map(
+            lambda v: v.contiguous() if isinstance(v, torch.Tensor) else v, (args, kwargs))
+        flat, spec = _flatten(args, kwargs)
+        ep = self._export(args, kwargs, flat, spec)
+        seconds["export"] = time.monotonic() - start
+        progress.phase("exported", seconds["export"])
+
+        # The key is made from the program before decomposition, which a cache hit then
+        # skips (it is most of torch.export's time).
+        mark = time.monotonic()
+        views, _ = capture.weight_views(ep)
+        signature = _signature_text(ep)
+        options = {"cpu": self._cpu, "external_weights": self._external_weights,
+                   "opt_level": self._opt_level, "name": self._name}
+        if self._cpu == "native":
+            options["host_cpu"] = host_cpu_digest()
+        # The weights are hashed with external weights too: the weights file is written
+        # by the compile (after constant folding, at offsets the library has baked in), so
+        # an entry is only valid for the weights it was compiled from.
+        key = cache_key({"compiler": _compiler_fingerprint(),
+                         "program": program_digest(capture.program_json(ep)),
+                         "signature": [str(spec), signature, str(ep.call_spec.out_spec)],
+                         "target": self._target, "options": options,
+                         "weights": weights_digest(views)})
+        seconds["key"] = time.monotonic() - mark
+
+        source = "cache"
+        entry_dir = self._cache.lookup(key)
+        model = None
+        if entry_dir is not None:
+            try:
+                model = runtime.Model(entry_dir)
+            except _C.RuntimeError as error:
+                warnings.warn(f"thunder: discarding the cache entry {entry_dir}, which does "
+                              f"not load ({error}); compiling again", stacklevel=3)
+                self._cache.discard(key)
+        if model is None:
+            def build(directory) -> dict:
+                mark = time.monotonic()
+                decomposed = capture.decompose(ep)
+                seconds["decompose"] = time.monotonic() - mark
+                progress.phase("decomposed", seconds["decompose"])
+                mark = time.monotonic()
+                program = capture.tensor_outputs_only(capture.program_json(decomposed))
+                views, keep_alive = capture.weight_views(decomposed)
+                module = import_exported(decomposed, program, views, keep_alive, self._model)
+                seconds["import"] = time.monotonic() - mark
+                progress.phase("imported", seconds["import"])
+                result = module.compile(str(directory), target=self._target,
+                                        name=self._name, cpu=self._cpu,
+                                        external_weights=self._external_weights,
+                                        opt_level=self._opt_level)
+                seconds["graph"] = result["seconds"]["graph"]
+                seconds["build"] = result["seconds"]["build"]
+                progress.phase("built", seconds["graph"] + seconds["build"])
+                return {"signature": signature, "spec": str(spec), "name": self._name,
+                        "target": self._target, "options": options,
+                        "compiler": _compiler_fingerprint(), "created": time.time(),
+                        "library": os.path.basename(result["library"]),
+                        "seconds": dict(seconds)}
+
+            entry_dir, built = self._cache.publish(
+                key, build, on_wait=lambda: progress.add("waiting for another process"))
+            source = "compiled" if built else "cache"
+            mark = time.monotonic()
+            try:
+                model = runtime.Model(entry_dir)
+            except _C.RuntimeError:
+                self._cache.discard(key)  # no entry that does not load stays behind
+                raise
+            seconds["load"] = time.monotonic() - mark
+        seconds["total"] = time.monotonic() - start
+        record = CompileRecord(signature=signature, key=key, path=str(entry_dir),
+                               source=source, seconds=seconds)
+        entry = _Entry(ep, model, record)
+        self._entries.append(entry)
+        self.compiles.append(record)
+        self._history.setdefault(_structure(flat, spec), []).append(
+            [list(value.shape) for value in flat if isinstance(value, torch.Tensor)])
+        if len(self._entries) == RECOMPILE_WARNING and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"thunder: '{self._name}' has been compiled for {RECOMPILE_WARNING} input "
+                f"signatures; if sizes vary, compile with dynamic=True or dynamic_shapes=...",
+                stacklevel=4)
+        return entry
+
+
+def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # noqa: A001
+            dynamic: bool | None = None, dynamic_shapes: Any = None,
+            example_kwargs: dict | None = None, cache_dir: str | os.PathLike | None = None,
+            cpu: str = "native", external_weights: bool = False, progress: bool = True,
+            name: str | None = None, recompile: bool | None = None,
+            opt_level: int = 2) -> CompiledModule:
+    """Compiles `model` ahead of time and returns a callable that behaves like it: the same
+    outputs in the same pytree structure, computed by the compiled library.
+
+        cm = thunder.compile(model)            # compiles on the first call
+        logits = cm(input_ids)
+
+        cm = thunder.compile(model, (x,))      # compiles now, for inputs like x
+
+    model: an nn.Module (in eval mode), an FX GraphModule, a TorchScript module or a
+    torch.export.ExportedProgram (compiled at once with its own shapes).
+
+    example_inputs / example_kwargs: compile now for inputs like these. Calls must then fit
+    that compile (anything else raises thunder.RuntimeError naming the input) unless
+    recompile=True. Without them the model is compiled on the first call and again for
+    each new input signature (recompile defaults to True).
+
+    Which dims are dynamic (one compile serves every size in the dim's range):
+      dynamic=None (default): dim 0 of every tensor input (the batch) when its size is at
+        least 2, as one torch.export.Dim(min=1) per distinct size, so batch 1 runs too;
+        plus every dim whose size differs from an earlier compile of the same structure.
+        Where the model does not allow that, torch.export's Dim.AUTO decides per dim.
+      dynamic=True: every dim of size >= 2 is Dim.AUTO (dynamic unless the model
+        specializes it; sizes 0 and 1 are always static).
+      dynamic=False: all static; each new shape compiles again (when recompiling).
+      dynamic_shapes=...: given to torch.export as it is (then `dynamic` is not used).
+    Python numbers, bools and None among the inputs are baked in by torch.export: a call
+    with another value is another signature.
+
+    cache_dir: the on-disk cache (default $THUNDER_CACHE_DIR, else ~/.cache/thunder). A
+    signature compiled before (same program, input signature, weights, target, options and
+    compiler) is loaded from it without compiling; the lookup still runs torch.export.
+    cpu: -march of the generated code. external_weights: the weights go to NAME.safetensors
+    beside the library instead of into it. progress: compiles longer than a second print a
+    line to stderr (THUNDER_QUIET=1 silences it too). name: the artifact's name (default:
+    the model's class name).
+
+    Raises thunder.UnsupportedModelError (capture), thunder.ImportError (unsupported ops,
+    all at once, with source lines) and thunder.CompileError (the toolchain's output).
+    """
+    if dynamic is not None and dynamic_shapes is not None:
+        raise ValueError("give dynamic or dynamic_shapes, not both")
+    if example_inputs is not None and not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    eager = example_inputs is not None or example_kwargs is not None or \
+        isinstance(model, ExportedProgram)
+    if recompile is None:
+        recompile = not eager
+    compiled = CompiledModule(model, target=target, dynamic=dynamic,
+                              dynamic_shapes=dynamic_shapes, cache_dir=cache_dir, cpu=cpu,
+                              external_weights=external_weights, progress=progress, name=name,
+                              recompile=recompile, opt_level=opt_level)
+    if eager:
+        args = tuple(example_inputs or ())
+        kwargs = dict(example_kwargs or {})
+        if isinstance(model, ExportedProgram) and not args and not kwargs and \
+                model.example_inputs is not None:
+            args, kwargs = model.example_inputs
+        compiled._compile_now(args, kwargs)
+    return compiled

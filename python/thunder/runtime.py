@@ -1,0 +1,146 @@
+"""Running compiled models on torch tensors: thunder.load and what thunder.compile runs.
+
+A compiled model (libNAME.so) is loaded by Thunder's runtime (libThunderRuntime, the same C
+API a C++ application uses) through thunder._C.LoadedModel. Tensors cross without copies:
+the runtime reads the inputs' memory (a contiguous copy is made only for an input that is
+not contiguous) and writes into outputs allocated here with torch.empty. The runtime
+validates every input against the model's descriptors; its messages name the input.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any, Sequence
+
+import torch
+
+from . import _C
+from .capture import _DTYPE_NAMES
+from .errors import runtime_error
+
+__all__ = ["Model", "find_library", "load"]
+
+_TORCH_DTYPES = {name: dtype for dtype, name in _DTYPE_NAMES.items()}
+
+
+def find_library(path: str | os.PathLike) -> str:
+    """The libNAME.so that `path` names: the file itself, or the one library in a
+    directory (thunder-compile's -o directory, a thunder.compile cache entry)."""
+    path = pathlib.Path(path)
+    if path.is_dir():
+        libraries = sorted(path.glob("lib*.so"))
+        if len(libraries) != 1:
+            found = ", ".join(p.name for p in libraries) or "none"
+            raise runtime_error(
+                f"{path} must hold exactly one compiled model (lib<name>.so); found {found}",
+                "THUNDER_ERROR_LOAD")
+        return str(libraries[0].resolve())
+    # The runtime takes a name without '/' relative to the working directory; an absolute
+    # path also keeps messages unambiguous.
+    return str(path.resolve())
+
+
+def _input_views(native: _C.LoadedModel, tensors: Sequence[Any]) -> tuple[list, list]:
+    """(data_ptr, dtype name, shape) of each input, and the tensors those pointers point
+    into (contiguous copies where needed), which must stay alive during the run.
+
+    Only what the runtime cannot see is checked here (Python objects that are not tensors,
+    tensors on another device); dtype, rank and shape are the runtime's to validate.
+    """
+    descs = native.inputs
+    views, keep_alive = [], []
+    for i, tensor in enumerate(tensors):
+        who = f"input {i} ('{descs[i].name}')" if i < len(descs) else f"input {i}"
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{who}: expected a torch.Tensor, got {type(tensor).__name__}")
+        if tensor.device.type != native.device:
+            raise runtime_error(f"{who} is on device '{tensor.device}', but model "
+                                f"'{native.name}' runs on {native.device}")
+        if tensor.is_conj() or tensor.is_neg():
+            tensor = tensor.resolve_conj().resolve_neg()
+        if not tensor.is_contiguous():
+            tensor = tensor.contiguous()  # the only copy: the runtime reads row-major memory
+        keep_alive.append(tensor)
+        views.append((tensor.data_ptr(), _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype)),
+                      tensor.shape))
+    return views, keep_alive
+
+
+def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
+    """Runs `native` on `tensors` (in its input order) and returns its outputs, allocated
+    here. Raises thunder.RuntimeError with the runtime's message for inputs that do not fit
+    the model."""
+    views, keep_alive = _input_views(native, tensors)
+    shapes = native.output_shapes(views)
+    outputs = [torch.empty(shape, dtype=_TORCH_DTYPES[desc.dtype])
+               for shape, desc in zip(shapes, native.outputs)]
+    native.run(views, [(out.data_ptr(), desc.dtype, shape)
+                       for out, desc, shape in zip(outputs, native.outputs, shapes)])
+    del keep_alive  # alive until here: the run read them
+    return outputs
+
+
+class Model:
+    """A compiled model loaded by the runtime: ``model(*tensors)`` runs it.
+
+    Returns a tuple of tensors, or the tensor itself when the model has one output. Inputs
+    are CPU tensors in the model's input order (``model.inputs``); the runtime checks their
+    dtypes and shapes and raises thunder.RuntimeError naming the input that does not fit.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self._native = _C.LoadedModel(find_library(path))
+
+    @property
+    def native(self) -> _C.LoadedModel:
+        """The runtime's model (thunder._C.LoadedModel)."""
+        return self._native
+
+    @property
+    def name(self) -> str:
+        return self._native.name
+
+    @property
+    def target(self) -> str:
+        return self._native.target
+
+    @property
+    def path(self) -> str:
+        """The library's path."""
+        return self._native.path
+
+    @property
+    def inputs(self) -> list:
+        """The inputs' descriptors (thunder._C.TensorDesc: name, dtype, shape with -1 for a
+        dynamic dim, min, max, symbols)."""
+        return self._native.inputs
+
+    @property
+    def outputs(self) -> list:
+        """The outputs' descriptors."""
+        return self._native.outputs
+
+    def run(self, *tensors: torch.Tensor) -> list[torch.Tensor]:
+        """Every output, as a list."""
+        return run(self._native, tensors)
+
+    def __call__(self, *tensors: torch.Tensor):
+        outputs = run(self._native, tensors)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def __repr__(self) -> str:
+        inputs = ", ".join(str(d) for d in self.inputs)
+        outputs = ", ".join(str(d) for d in self.outputs)
+        return f"<thunder.Model '{self.name}' ({inputs}) -> ({outputs}) from {self.path}>"
+
+
+def load(path: str | os.PathLike) -> Model:
+    """Loads a compiled model without compiling anything: a libNAME.so, or a directory
+    holding one (what ``thunder-compile -o DIR`` writes; with --external-weights the
+    NAME.safetensors beside it is memory-mapped). Raises thunder.RuntimeError (status
+    THUNDER_ERROR_LOAD, ...) with the runtime's message.
+
+        model = thunder.load("out/")
+        logits = model(input_ids)
+    """
+    return Model(path)

@@ -1,0 +1,226 @@
+"""thunder.compile's on-disk cache: a fresh process finds what another compiled (without
+running the toolchain), a killed compile leaves nothing that loads, a broken entry is
+replaced, concurrent compiles of one key publish once, and the key follows the weights."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+import thunder
+from conftest import BUILD_DIR, TEST_DIR, assert_close_tree
+from thunder.cache import Cache
+from zoo import ZOO
+
+#: Compiles a zoo model (default policy) and runs it once at batch 2; prints one JSON line.
+SCRIPT = r"""
+import json, sys, time
+start = time.monotonic()
+import torch, thunder
+from zoo import ZOO
+cache_dir, name = sys.argv[1], sys.argv[2]
+model, inputs = ZOO[name].build(size="small", batch=2)
+ready = time.monotonic()
+compiled = thunder.compile(model, cache_dir=cache_dir, progress=False)
+output = compiled(*inputs)
+done = time.monotonic()
+record = compiled.compiles[0]
+print(json.dumps({"source": record.source, "seconds": record.seconds, "path": record.path,
+                  "first_call": done - ready, "startup": ready - start,
+                  "output": [leaf.tolist() for leaf in torch.utils._pytree.tree_leaves(output)]}))
+"""
+
+
+@pytest.fixture(scope="module")
+def script(tmp_path_factory):
+    path = tmp_path_factory.mktemp("script") / "compile_zoo.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def environment(**changes) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(BUILD_DIR / "python"),
+                                                       str(TEST_DIR)]))
+    env.pop("THUNDER_CACHE_DIR", None)
+    env.update(changes)
+    return env
+
+
+def run_script(script, cache, name="mlp", **env) -> dict:
+    result = subprocess.run([sys.executable, str(script), str(cache), name],
+                            capture_output=True, text=True, timeout=300, env=environment(**env))
+    assert result.returncode == 0, result.stderr[-4000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_fresh_process_hits_the_cache(script, tmp_path):
+    cache = tmp_path / "cache"
+    first = run_script(script, cache)
+    assert first["source"] == "compiled" and "build" in first["seconds"]
+    # No toolchain on PATH: a compile would fail, so this one cannot have compiled.
+    no_tools = tmp_path / "empty-bin"
+    no_tools.mkdir()
+    second = run_script(script, cache, PATH=str(no_tools))
+    assert second["source"] == "cache", second
+    assert "build" not in second["seconds"] and "import" not in second["seconds"]
+    assert second["path"] == first["path"]
+    assert second["output"] == first["output"]  # the same library: the same bits
+    model, inputs = ZOO["mlp"].build(size="small", batch=2)
+    torch.testing.assert_close(torch.tensor(second["output"][0]), model(*inputs).detach())
+    print(f"\nmlp first call: compile {first['first_call']:.2f}s "
+          f"({', '.join(f'{k} {v:.2f}s' for k, v in first['seconds'].items())}); "
+          f"cache hit {second['first_call']:.2f}s "
+          f"({', '.join(f'{k} {v:.2f}s' for k, v in second['seconds'].items())})")
+
+    # An entry that does not load (a truncated library) is replaced, not used.
+    library = next(p for p in (cache / "entries").glob("*/lib*.so"))
+    library.write_bytes(library.read_bytes()[:100])
+    third = run_script(script, cache)
+    assert third["source"] == "compiled"
+    assert third["output"] == first["output"]
+    assert library.stat().st_size > 100
+
+
+def test_killed_compile_leaves_no_entry(script, tmp_path):
+    cache = tmp_path / "cache"
+    process = subprocess.Popen([sys.executable, str(script), str(cache), "resnet18"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment(), start_new_session=True)
+    try:
+        # Killed while the toolchain runs: its log exists once the compiler has started.
+        deadline = time.monotonic() + 120
+        while not list(cache.glob("tmp/*.build.*/.thunder-build-*/toolchain.log")):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the toolchain never started"
+            time.sleep(0.005)
+        os.killpg(process.pid, signal.SIGKILL)  # the process and its toolchain
+    finally:
+        process.wait()
+    assert list((cache / "entries").iterdir()) == []
+    [leftover] = (cache / "tmp").glob("*.build.*")
+
+    model, inputs = ZOO["resnet18"].build(size="small", batch=2)
+    compiled = thunder.compile(model, cache_dir=cache, progress=False)
+    assert_close_tree(compiled(*inputs), model(*inputs).detach(), *ZOO["resnet18"].tolerance)
+    assert compiled.compiles[0].source == "compiled"
+    assert not leftover.exists()  # its process is gone: cleaned up
+    assert len(list((cache / "entries").iterdir())) == 1
+
+
+def test_concurrent_compiles_publish_once(script, tmp_path):
+    cache = tmp_path / "cache"
+    processes = [subprocess.Popen([sys.executable, str(script), str(cache), "mlp"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=environment()) for _ in range(2)]
+    results = []
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr[-4000:]
+        results.append(json.loads(stdout.strip().splitlines()[-1]))
+    # One compiled; the other waited for its lock and loaded its entry.
+    assert sorted(r["source"] for r in results) == ["cache", "compiled"]
+    assert results[0]["output"] == results[1]["output"]
+    assert results[0]["path"] == results[1]["path"]
+    assert len(list((cache / "entries").iterdir())) == 1
+
+
+# ---------------------------------------------------------------------------------------
+# The cache directory itself (no compiles)
+# ---------------------------------------------------------------------------------------
+
+def test_publish_loses_a_race_gracefully(tmp_path):
+    cache = Cache(tmp_path)
+    key = "ab" * 32
+
+    def build(directory):
+        (directory / "libx.so").write_text("mine")
+        # Meanwhile another process (without working locks) publishes the same key.
+        winner = cache.entry_dir(key)
+        winner.mkdir(parents=True)
+        (winner / "libx.so").write_text("theirs")
+        (winner / Cache.ENTRY_FILE).write_text("{}")
+        return {}
+
+    entry, built = cache.publish(key, build)
+    assert (entry, built) == (cache.entry_dir(key), False)
+    assert (entry / "libx.so").read_text() == "theirs"
+    assert list(cache.tmp.iterdir()) == []  # the loser's directory is gone
+
+
+def test_failed_build_leaves_nothing(tmp_path):
+    cache = Cache(tmp_path)
+
+    def build(directory):
+        (directory / "half").write_text("...")
+        raise thunder.CompileError("toolchain failed")
+
+    with pytest.raises(thunder.CompileError):
+        cache.publish("cd" * 32, build)
+    assert cache.lookup("cd" * 32) is None
+    assert list(cache.tmp.iterdir()) == [] and list(cache.entries.iterdir()) == []
+
+
+def test_clean_stale_removes_dead_processes_only(tmp_path):
+    import socket
+
+    cache = Cache(tmp_path)
+    cache.tmp.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    mine = cache.tmp / f"{'a' * 64}.build.{host}.{os.getpid()}.0001"
+    gone = cache.tmp / f"{'b' * 64}.build.{host}.{dead.pid}.0002"
+    foreign = cache.tmp / f"{'c' * 64}.build.other.host.example.{dead.pid}.0003"
+    for directory in (mine, gone, foreign):
+        (directory / ".thunder-build-x").mkdir(parents=True)
+    assert cache.clean_stale() == [gone.name]
+    assert mine.exists() and foreign.exists() and not gone.exists()
+    old = time.time() - 2 * 24 * 3600
+    os.utime(foreign, (old, old))
+    assert cache.clean_stale() == [foreign.name]
+
+
+def test_cache_dir_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("THUNDER_CACHE_DIR", str(tmp_path / "env-cache"))
+    assert thunder.default_cache_dir() == tmp_path / "env-cache"
+    assert Cache().root == (tmp_path / "env-cache").resolve()
+    monkeypatch.delenv("THUNDER_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert thunder.default_cache_dir() == tmp_path / "xdg" / "thunder"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert str(thunder.default_cache_dir()).endswith(os.path.join(".cache", "thunder"))
+
+
+class Scale(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(5))
+
+    def forward(self, x):
+        return x * self.w
+
+
+def test_key_follows_the_weights(cache_dir):
+    model = Scale()
+    x = torch.randn(3, 5)
+    first = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    again = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    assert again.compiles[0].source == "cache"
+    assert again.compiles[0].key == first.compiles[0].key
+    with torch.no_grad():
+        model.w.add_(1.0)
+    changed = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    assert changed.compiles[0].source == "compiled"
+    assert changed.compiles[0].key != first.compiles[0].key
+    torch.testing.assert_close(changed(x), model(x).detach())
+    # The first one snapshotted the weights it was compiled with.
+    torch.testing.assert_close(first(x), (model(x) - x).detach())
+    # Other options are other keys.
+    other = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False, opt_level=1)
+    assert other.compiles[0].source == "compiled"
