@@ -622,7 +622,11 @@ public:
   }
   LoadedModel(const LoadedModel &) = delete;
   LoadedModel &operator=(const LoadedModel &) = delete;
-  ~LoadedModel() { thunder_model_free(model); }
+  ~LoadedModel() {
+    for (thunder_context *context : idleContexts)
+      thunder_context_free(context);
+    thunder_model_free(model);
+  }
 
   std::string name() const { return thunder_model_name(model); }
   std::string target() const { return thunder_model_target(model); }
@@ -662,12 +666,20 @@ public:
     std::string message;
     {
       py::gil_scoped_release release;
-      status = thunder_model_run(
-          model, inTensors.data(), static_cast<int32_t>(inTensors.size()),
-          outTensors.data(), static_cast<int32_t>(outTensors.size()),
-          /*stream=*/nullptr);
+      // A context from the pool: its workspace is reused from run to run
+      // (allocating and faulting in a fresh one per call costs more than a
+      // small model's run); one context per concurrent run.
+      thunder_context *context = acquireContext(&status);
+      if (context) {
+        status = thunder_context_run(
+            context, inTensors.data(), static_cast<int32_t>(inTensors.size()),
+            outTensors.data(), static_cast<int32_t>(outTensors.size()),
+            /*stream=*/nullptr);
+      }
       if (status != THUNDER_OK)
         message = thunder_last_error();
+      if (context)
+        releaseContext(context);
     }
     if (status != THUNDER_OK)
       throw RuntimeFailure(status, message);
@@ -676,8 +688,30 @@ public:
   std::vector<TensorDesc> inputs, outputs;
 
 private:
+  thunder_context *acquireContext(thunder_status *status) const {
+    {
+      std::lock_guard<std::mutex> lock(contextsMutex);
+      if (!idleContexts.empty()) {
+        thunder_context *context = idleContexts.back();
+        idleContexts.pop_back();
+        *status = THUNDER_OK;
+        return context;
+      }
+    }
+    thunder_context *context = nullptr;
+    *status = thunder_context_create(model, &context);
+    return *status == THUNDER_OK ? context : nullptr;
+  }
+
+  void releaseContext(thunder_context *context) const {
+    std::lock_guard<std::mutex> lock(contextsMutex);
+    idleContexts.push_back(context);
+  }
+
   thunder_model *model = nullptr;
   std::string error;
+  mutable std::mutex contextsMutex;
+  mutable std::vector<thunder_context *> idleContexts;
 };
 
 } // namespace

@@ -24,6 +24,15 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import os as _os
+
+# Compiled CPU models run OpenMP loops between OpenBLAS GEMMs, which have
+# threads of their own. OpenMP workers that spin while idle (libgomp's default)
+# starve OpenBLAS's threads: on a 2-core machine a GPT-2-sized model ran 2.5x
+# slower with spinning than with sleeping workers. The models' libgomp reads
+# this when the first model is loaded; an explicit setting is kept.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from . import _C
 from .errors import CompileError, ImportError, RuntimeError, UnsupportedModelError  # noqa: A004
 from .examine import ExamineReport, OpReport, examine

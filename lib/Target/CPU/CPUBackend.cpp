@@ -407,6 +407,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
 std::string Emitter::createAndRun() {
   if (!options.externalWeights)
     return "int create(const char *, void **state, char *, size_t) {\n"
+           "  thunder_cpu_init();\n"
            "  *state = const_cast<unsigned char *>(thunder_weights_blob);\n"
            "  return 0;\n}\n"
            "void destroy(void *) {}\n"
@@ -418,6 +419,7 @@ std::string Emitter::createAndRun() {
   uint64_t dataStart = 8 + weightsHeaderBytes;
   return llvm::formatv(R"cpp(struct Weights {{ void *map; size_t size; };
 int create(const char *path, void **state, char *error, size_t error_size) {{
+  thunder_cpu_init();
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {{
     snprintf(error, error_size, "cannot open the weights file %s", path);

@@ -17,10 +17,15 @@
 #include <vector>
 
 #include <cblas.h>
+#include <omp.h>
 
 namespace thunder_cpu {
 
 using i64 = int64_t;
+
+/// Called once when a model is created: GEMMs run single-threaded inside
+/// OpenMP's threads (see matmul).
+inline void thunder_cpu_init() { openblas_set_num_threads(1); }
 
 //===--------------------------------------------------------------------===//
 // Element types
@@ -491,8 +496,30 @@ void cumsum(const T *in, const i64 *shape, int rank, int dim, T *out) {
 // Matmul (CBLAS for f32/f64; loops with f32/f64 accumulation otherwise)
 //===--------------------------------------------------------------------===//
 
+/// One single-threaded GEMM: out[m, n] = op(a) @ op(b), row-major, with the
+/// given leading dimensions.
+template <class T>
+inline void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda,
+                 const T *b, i64 ldb, T *out, i64 ldc) {
+  if (m <= 0 || n <= 0)
+    return;
+  auto call = [&](auto fn) {
+    fn(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+       (int)m, (int)n, (int)k, T(1), a, (int)lda, b, (int)ldb, T(0), out, (int)ldc);
+  };
+  if constexpr (std::is_same_v<T, float>)
+    call(cblas_sgemm);
+  else
+    call(cblas_dgemm);
+}
+
 /// out[b] = op(lhs[b]) @ op(rhs[b or shared]); lhs is [batch, m, k] (or
 /// [batch, k, m] transposed), rhs [batch or 1, k, n] (or [.., n, k]).
+///
+/// One thread pool: OpenMP splits the work (batches, else rows, else
+/// columns) and each thread calls a single-threaded CBLAS GEMM, so OpenBLAS's
+/// own threads never compete with the OpenMP loops around them
+/// (thunder_cpu_init sets OpenBLAS to one thread).
 template <class T>
 void matmul(const T *lhs, const T *rhs, T *out, i64 batch, i64 m, i64 n, i64 k,
             bool ta, bool tb, bool rhs_shared) {
@@ -503,17 +530,29 @@ void matmul(const T *lhs, const T *rhs, T *out, i64 batch, i64 m, i64 n, i64 k,
       m *= batch;
       batch = 1;
     }
-    for (i64 b = 0; b < batch; ++b) {
-      auto args = [&](auto gemm) {
-        gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-             tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, T(1),
-             lhs + b * lhs_stride, ta ? (int)m : (int)k, rhs + b * rhs_stride,
-             tb ? (int)k : (int)n, T(0), out + b * m * n, (int)n);
-      };
-      if constexpr (std::is_same_v<T, float>)
-        args(cblas_sgemm);
-      else
-        args(cblas_dgemm);
+    i64 lda = ta ? m : k, ldb = tb ? k : n;
+    if (batch > 1) {
+#pragma omp parallel for if (batch * m * n * k > 32768)
+      for (i64 b = 0; b < batch; ++b)
+        gemm(ta, tb, m, n, k, lhs + b * lhs_stride, lda, rhs + b * rhs_stride,
+             ldb, out + b * m * n, n);
+      return;
+    }
+    bool parallel = m * n * k > 32768;
+#pragma omp parallel if (parallel)
+    {
+      int threads = omp_get_num_threads(), t = omp_get_thread_num();
+      if (m >= 4 * threads) {
+        // Rows: op(lhs) rows [r0, r1).
+        i64 r0 = m * t / threads, r1 = m * (t + 1) / threads;
+        gemm(ta, tb, r1 - r0, n, k, ta ? lhs + r0 : lhs + r0 * k, lda, rhs, ldb,
+             out + r0 * n, n);
+      } else {
+        // Columns: op(rhs) columns [c0, c1) (small m, e.g. one token).
+        i64 c0 = n * t / threads, c1 = n * (t + 1) / threads;
+        gemm(ta, tb, m, c1 - c0, k, lhs, lda, tb ? rhs + c0 * k : rhs + c0, ldb,
+             out + c0, n);
+      }
     }
   } else {
     using C = compute_t<T>;
