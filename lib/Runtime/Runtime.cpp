@@ -4,6 +4,10 @@
 #include "Internal.h"
 
 #include <dlfcn.h>
+#include <vector>
+#include <mutex>
+#include <unistd.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/stat.h>
 
@@ -135,6 +139,64 @@ struct ModelDeleter {
 };
 using ModelPtr = std::unique_ptr<thunder_model, ModelDeleter>;
 
+/// The file identity (device, inode, mtime) each path had when it was last
+/// loaded by dlopen through this runtime.
+struct FileIdentity {
+  dev_t device;
+  ino_t inode;
+  time_t mtime;
+  long mtimeNanos;
+};
+std::mutex loadedMutex;
+std::map<std::string, FileIdentity> loadedFiles;
+
+FileIdentity identityOf(const struct stat &info) {
+  return {info.st_dev, info.st_ino, info.st_mtim.tv_sec, info.st_mtim.tv_nsec};
+}
+
+bool sameFileAsLoaded(const std::string &path, const struct stat &info) {
+  std::lock_guard<std::mutex> lock(loadedMutex);
+  auto it = loadedFiles.find(path);
+  if (it == loadedFiles.end())
+    return false; // loaded by someone else: no identity to compare, be safe
+  FileIdentity now = identityOf(info);
+  return it->second.device == now.device && it->second.inode == now.inode &&
+         it->second.mtime == now.mtime && it->second.mtimeNanos == now.mtimeNanos;
+}
+
+void rememberLoaded(const std::string &path, const struct stat &info) {
+  std::lock_guard<std::mutex> lock(loadedMutex);
+  loadedFiles[path] = identityOf(info);
+}
+
+/// Copies `path` to a new file in the temporary directory; "" on failure.
+std::string copyToTemporary(const std::string &path) {
+  const char *dir = getenv("TMPDIR");
+  std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/thunder-model-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int out = mkstemp(name.data());
+  if (out < 0)
+    return "";
+  int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  bool ok = in >= 0;
+  char buffer[1 << 16];
+  while (ok) {
+    ssize_t n = read(in, buffer, sizeof(buffer));
+    if (n == 0)
+      break;
+    ok = n > 0 && write(out, buffer, static_cast<size_t>(n)) == n;
+  }
+  if (in >= 0)
+    close(in);
+  ok = close(out) == 0 && ok;
+  if (!ok) {
+    unlink(name.data());
+    return "";
+  }
+  return name.data();
+}
+
 std::string directoryOf(const std::string &file) {
   size_t slash = file.rfind('/');
   if (slash == std::string::npos)
@@ -185,8 +247,27 @@ thunder_status load(const std::string &path, thunder_model *&result) {
   std::string openPath = path.find('/') == std::string::npos ? "./" + path : path;
   ModelPtr model(new thunder_model);
   model->path = path;
+  // dlopen matches an already-loaded library by its path: a model recompiled
+  // in place while the old one is still loaded would come back as the old
+  // one. Such a file is loaded from a private copy instead.
+  std::string privateCopy;
+  if (void *loaded = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
+    dlclose(loaded); // only a probe: drop the reference it took
+    if (!sameFileAsLoaded(openPath, info)) {
+      privateCopy = copyToTemporary(openPath);
+      if (privateCopy.empty())
+        return fail(THUNDER_ERROR_LOAD, "cannot load model " + path +
+                                            ": an older library of that path is still "
+                                            "loaded, and making a private copy failed");
+      openPath = privateCopy;
+    }
+  }
   dlerror();
   model->handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!privateCopy.empty())
+    unlink(privateCopy.c_str()); // the mapping stays valid
+  if (model->handle)
+    rememberLoaded(path.find('/') == std::string::npos ? "./" + path : path, info);
   if (!model->handle) {
     const char *why = dlerror();
     return fail(THUNDER_ERROR_LOAD,
@@ -220,7 +301,12 @@ thunder_status load(const std::string &path, thunder_model *&result) {
   if (std::string problem = checkModelTable(*table); !problem.empty())
     return fail(THUNDER_ERROR_LOAD, path + " is not a valid Thunder model: " + problem);
   model->table = table;
-  model->loadedPath = loadedFile(model->handle, openPath);
+  // A private copy lives in the temporary directory; the weights file is
+  // beside the original.
+  model->loadedPath = privateCopy.empty() ? loadedFile(model->handle, openPath)
+                                          : (path.find('/') == std::string::npos
+                                                 ? "./" + path
+                                                 : path);
   std::string name = table->name;
 
   if (table->weights_file && table->weights_file[0]) {
