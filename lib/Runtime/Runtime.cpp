@@ -157,8 +157,10 @@ FileIdentity identityOf(const struct stat &info) {
 bool sameFileAsLoaded(const std::string &path, const struct stat &info) {
   std::lock_guard<std::mutex> lock(loadedMutex);
   auto it = loadedFiles.find(path);
+  // Loaded by someone else (the application's own dlopen): nothing to
+  // compare with, so share it as dlopen would.
   if (it == loadedFiles.end())
-    return false; // loaded by someone else: no identity to compare, be safe
+    return true;
   FileIdentity now = identityOf(info);
   return it->second.device == now.device && it->second.inode == now.inode &&
          it->second.mtime == now.mtime && it->second.mtimeNanos == now.mtimeNanos;
