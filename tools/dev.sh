@@ -25,7 +25,7 @@ APT_PACKAGES=(
   libfmt-dev libgtest-dev zlib1g-dev libzstd-dev
   python3-venv python3-dev
   clang-19 libclang-rt-19-dev
-  libopenblas-dev
+  libopenblas-dev libdnnl-dev
 )
 
 log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }

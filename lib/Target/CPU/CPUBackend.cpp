@@ -584,7 +584,7 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   for (const std::string &unit : sources.compileUnits)
     cmd.argv.push_back(dir + "/" + unit);
   cmd.argv.insert(cmd.argv.end(),
-                  {"-o", output.str(), "-lopenblas", "-Wl,--no-undefined"});
+                  {"-o", output.str(), "-ldnnl", "-lopenblas", "-Wl,--no-undefined"});
   return cmd;
 }
 
