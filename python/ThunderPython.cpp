@@ -34,6 +34,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "Bindings.h"
 #include "thunder-c/runtime.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Driver/Driver.h"
@@ -59,36 +60,9 @@
 #include <vector>
 
 namespace py = pybind11;
+using namespace thunder_python;
 
 namespace {
-
-/// Raised as thunder._C.ImportError: the program or archive cannot be
-/// imported (unsupported ops, malformed input, bad weights).
-struct ImportFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// Raised as thunder._C.CompileError: a pipeline or the driver failed.
-struct CompileFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// Raised as thunder._C.RuntimeError: a runtime call failed. `status` is the
-/// thunder_status it returned (or INVALID_ARGUMENT for a problem found here,
-/// before calling the runtime).
-struct RuntimeFailure : std::runtime_error {
-  RuntimeFailure(thunder_status status, const std::string &message)
-      : std::runtime_error(message), status(status) {}
-  thunder_status status;
-};
-
-/// Throws RuntimeFailure with the runtime's message unless `status` is OK.
-/// Called on the thread that made the call (thunder_last_error is per
-/// thread), with or without the GIL.
-void checkRuntime(thunder_status status) {
-  if (status != THUNDER_OK)
-    throw RuntimeFailure(status, thunder_last_error());
-}
 
 /// Seconds since `start`.
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -522,198 +496,6 @@ thunder::import::ExamineReport reportFromDict(const py::dict &dict) {
 }
 
 
-//===----------------------------------------------------------------------===//
-// The runtime (thunder-c/runtime.h)
-//===----------------------------------------------------------------------===//
-
-/// thunder._C.RuntimeError (made in PYBIND11_MODULE; lives as long as the
-/// process).
-PyObject *runtimeErrorType = nullptr;
-
-/// A copy of one thunder_tensor_desc, for Python.
-struct TensorDesc {
-  std::string name;
-  std::string dtype;              ///< PyTorch's name ("float32")
-  std::vector<int64_t> shape;     ///< -1 for a dynamic dim
-  std::vector<int64_t> min, max;  ///< bounds per dim (max -1: unbounded)
-  std::vector<std::string> symbols; ///< "" for static dims
-
-  explicit TensorDesc(const thunder_tensor_desc &desc)
-      : name(desc.name), dtype(thunder_dtype_name(desc.dtype)) {
-    for (int32_t d = 0; d < desc.rank; ++d) {
-      shape.push_back(desc.shape[d]);
-      min.push_back(desc.dim_min[d]);
-      max.push_back(desc.dim_max[d]);
-      symbols.emplace_back(desc.dim_symbols[d] ? desc.dim_symbols[d] : "");
-    }
-  }
-
-  /// "x: float32[s0, 4]" (a dynamic dim shows its symbol, or "?").
-  std::string toString() const {
-    std::string text = name + ": " + dtype + "[";
-    for (size_t d = 0; d < shape.size(); ++d) {
-      text += d ? ", " : "";
-      if (shape[d] >= 0)
-        text += std::to_string(shape[d]);
-      else
-        text += symbols[d].empty() ? "?" : symbols[d];
-    }
-    return text + "]";
-  }
-};
-
-/// (data_ptr, dtype name, shape): one tensor as the package passes it.
-using TensorTuple = std::tuple<uintptr_t, std::string, std::vector<int64_t>>;
-
-/// thunder_tensors viewing `tuples` (which own the shapes, so they must
-/// outlive the result). `kind` ("input"/"output") and `descs` name a tensor
-/// whose dtype name is unknown.
-std::vector<thunder_tensor> toTensors(const std::vector<TensorTuple> &tuples,
-                                      const char *kind,
-                                      const thunder_model *model) {
-  std::vector<thunder_tensor> tensors;
-  tensors.reserve(tuples.size());
-  for (size_t i = 0; i < tuples.size(); ++i) {
-    const auto &[address, dtypeName, shape] = tuples[i];
-    int32_t dtype = -1;
-    for (int32_t d = 0; d < thunder::kNumDTypes; ++d)
-      if (dtypeName == thunder_dtype_name(d))
-        dtype = d;
-    if (dtype < 0) {
-      const thunder_tensor_desc *desc =
-          std::string(kind) == "input"
-              ? thunder_model_input(model, static_cast<int32_t>(i))
-              : thunder_model_output(model, static_cast<int32_t>(i));
-      std::string who = std::string(kind) + " " + std::to_string(i);
-      if (desc)
-        who += " ('" + std::string(desc->name) + "')";
-      throw RuntimeFailure(THUNDER_ERROR_INVALID_ARGUMENT,
-                           who + ": dtype " + dtypeName +
-                               " is not one Thunder supports" +
-                               (desc ? std::string(" (expected ") +
-                                           thunder_dtype_name(desc->dtype) + ")"
-                                     : std::string()));
-    }
-    tensors.push_back({reinterpret_cast<void *>(address), dtype,
-                       static_cast<int32_t>(shape.size()), shape.data()});
-  }
-  return tensors;
-}
-
-/// A compiled model loaded by the runtime (owns a thunder_model). The
-/// runtime validates every input; runs release the GIL and may be made from
-/// several threads at once.
-class LoadedModel {
-public:
-  explicit LoadedModel(const std::string &path) {
-    thunder_status status;
-    {
-      py::gil_scoped_release release;
-      status = thunder_model_load(path.c_str(), &model);
-      if (status != THUNDER_OK) // read on this thread, before anything else
-        error = thunder_last_error();
-    }
-    if (status != THUNDER_OK)
-      throw RuntimeFailure(status, error);
-    for (int32_t i = 0; i < thunder_model_num_inputs(model); ++i)
-      inputs.emplace_back(*thunder_model_input(model, i));
-    for (int32_t i = 0; i < thunder_model_num_outputs(model); ++i)
-      outputs.emplace_back(*thunder_model_output(model, i));
-  }
-  LoadedModel(const LoadedModel &) = delete;
-  LoadedModel &operator=(const LoadedModel &) = delete;
-  ~LoadedModel() {
-    for (thunder_context *context : idleContexts)
-      thunder_context_free(context);
-    thunder_model_free(model);
-  }
-
-  std::string name() const { return thunder_model_name(model); }
-  std::string target() const { return thunder_model_target(model); }
-  std::string path() const { return thunder_model_path(model); }
-  std::string device() const {
-    return thunder_device_name(thunder_model_device(model));
-  }
-
-  std::vector<std::vector<int64_t>>
-  outputShapes(const std::vector<TensorTuple> &in) const {
-    std::vector<thunder_tensor> tensors = toTensors(in, "input", model);
-    std::vector<std::vector<int64_t>> shapes;
-    std::vector<int64_t *> pointers;
-    for (const TensorDesc &desc : outputs)
-      shapes.emplace_back(desc.shape.size());
-    for (std::vector<int64_t> &shape : shapes)
-      pointers.push_back(shape.data());
-    checkRuntime(thunder_model_output_shapes(
-        model, tensors.data(), static_cast<int32_t>(tensors.size()),
-        pointers.data()));
-    return shapes;
-  }
-
-  uint64_t workspaceBytes(const std::vector<TensorTuple> &in) const {
-    std::vector<thunder_tensor> tensors = toTensors(in, "input", model);
-    uint64_t bytes = 0;
-    checkRuntime(thunder_model_workspace_bytes(
-        model, tensors.data(), static_cast<int32_t>(tensors.size()), &bytes));
-    return bytes;
-  }
-
-  void run(const std::vector<TensorTuple> &in,
-           const std::vector<TensorTuple> &out) const {
-    std::vector<thunder_tensor> inTensors = toTensors(in, "input", model);
-    std::vector<thunder_tensor> outTensors = toTensors(out, "output", model);
-    thunder_status status;
-    std::string message;
-    {
-      py::gil_scoped_release release;
-      // A context from the pool: its workspace is reused from run to run
-      // (allocating and faulting in a fresh one per call costs more than a
-      // small model's run); one context per concurrent run.
-      thunder_context *context = acquireContext(&status);
-      if (context) {
-        status = thunder_context_run(
-            context, inTensors.data(), static_cast<int32_t>(inTensors.size()),
-            outTensors.data(), static_cast<int32_t>(outTensors.size()),
-            /*stream=*/nullptr);
-      }
-      if (status != THUNDER_OK)
-        message = thunder_last_error();
-      if (context)
-        releaseContext(context);
-    }
-    if (status != THUNDER_OK)
-      throw RuntimeFailure(status, message);
-  }
-
-  std::vector<TensorDesc> inputs, outputs;
-
-private:
-  thunder_context *acquireContext(thunder_status *status) const {
-    {
-      std::lock_guard<std::mutex> lock(contextsMutex);
-      if (!idleContexts.empty()) {
-        thunder_context *context = idleContexts.back();
-        idleContexts.pop_back();
-        *status = THUNDER_OK;
-        return context;
-      }
-    }
-    thunder_context *context = nullptr;
-    *status = thunder_context_create(model, &context);
-    return *status == THUNDER_OK ? context : nullptr;
-  }
-
-  void releaseContext(thunder_context *context) const {
-    std::lock_guard<std::mutex> lock(contextsMutex);
-    idleContexts.push_back(context);
-  }
-
-  thunder_model *model = nullptr;
-  std::string error;
-  mutable std::mutex contextsMutex;
-  mutable std::vector<thunder_context *> idleContexts;
-};
-
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -786,48 +568,7 @@ PYBIND11_MODULE(_C, m) {
            "'artifacts', 'seconds': {'graph', 'build'}}; raises CompileError "
            "with every diagnostic, the toolchain's output included.");
 
-  py::class_<TensorDesc>(m, "TensorDesc",
-                         "An input or output of a compiled model")
-      .def_readonly("name", &TensorDesc::name)
-      .def_readonly("dtype", &TensorDesc::dtype, "PyTorch's dtype name")
-      .def_readonly("shape", &TensorDesc::shape, "-1 for a dynamic dim")
-      .def_readonly("min", &TensorDesc::min, "lower bound of each dim")
-      .def_readonly("max", &TensorDesc::max,
-                    "upper bound of each dim (-1: unbounded)")
-      .def_readonly("symbols", &TensorDesc::symbols,
-                    "the symbol of each dynamic dim ('' when static); dims "
-                    "with one symbol are equal")
-      .def_property_readonly(
-          "rank", [](const TensorDesc &d) { return d.shape.size(); })
-      .def("__str__", &TensorDesc::toString)
-      .def("__repr__", [](const TensorDesc &d) {
-        return "<thunder._C.TensorDesc " + d.toString() + ">";
-      });
-
-  py::class_<LoadedModel>(m, "LoadedModel",
-                          "A compiled model (libNAME.so) loaded by the "
-                          "runtime, which validates every input")
-      .def(py::init<const std::string &>(), py::arg("path"),
-           "Loads libNAME.so (its weights file, if any, beside it); raises "
-           "RuntimeError with the runtime's message.")
-      .def_property_readonly("name", &LoadedModel::name)
-      .def_property_readonly("target", &LoadedModel::target)
-      .def_property_readonly("device", &LoadedModel::device)
-      .def_property_readonly("path", &LoadedModel::path)
-      .def_readonly("inputs", &LoadedModel::inputs)
-      .def_readonly("outputs", &LoadedModel::outputs)
-      .def("output_shapes", &LoadedModel::outputShapes, py::arg("inputs"),
-           "The outputs' shapes for inputs [(data_ptr, dtype, shape)] "
-           "(data_ptr may be 0); validates them.")
-      .def("workspace_bytes", &LoadedModel::workspaceBytes, py::arg("inputs"),
-           "The scratch bytes a run with these inputs allocates.")
-      .def("run", &LoadedModel::run, py::arg("inputs"), py::arg("outputs"),
-           "Runs on dense row-major CPU memory: inputs and outputs are "
-           "[(data_ptr, dtype name, shape)], outputs allocated with the "
-           "shapes output_shapes gives. Validates everything first; the GIL "
-           "is released while it runs.");
-  m.def("runtime_version", &thunder_runtime_version,
-        "The runtime's version (MAJOR.MINOR.PATCH).");
+  bindRuntime(m);
 
   m.def("import_program", &importProgram, py::arg("json"), py::arg("weights"),
         py::arg("source_name") = "<program>",

@@ -1,0 +1,56 @@
+//===- Bindings.h - Shared by thunder._C's source files ---------*- C++ -*-===//
+//
+// The exceptions thunder._C raises and the runtime half of the module
+// (RuntimeBindings.cpp), for ThunderPython.cpp, which defines the module.
+//
+//===----------------------------------------------------------------------===//
+#ifndef THUNDER_PYTHON_BINDINGS_H
+#define THUNDER_PYTHON_BINDINGS_H
+
+#include "thunder-c/runtime.h"
+
+#include <pybind11/pybind11.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace thunder_python {
+
+/// Raised as thunder._C.ImportError: the program or archive cannot be
+/// imported (unsupported ops, malformed input, bad weights).
+struct ImportFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Raised as thunder._C.CompileError: a pipeline or the driver failed.
+struct CompileFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Raised as thunder._C.RuntimeError: a runtime call failed. `status` is the
+/// thunder_status it returned (or INVALID_ARGUMENT for a problem found here,
+/// before calling the runtime).
+struct RuntimeFailure : std::runtime_error {
+  RuntimeFailure(thunder_status status, const std::string &message)
+      : std::runtime_error(message), status(status) {}
+  thunder_status status;
+};
+
+/// Throws RuntimeFailure with the runtime's message unless `status` is OK.
+/// Called on the thread that made the call (thunder_last_error is per
+/// thread), with or without the GIL.
+inline void checkRuntime(thunder_status status) {
+  if (status != THUNDER_OK)
+    throw RuntimeFailure(status, thunder_last_error());
+}
+
+/// thunder._C.RuntimeError (made in PYBIND11_MODULE; lives as long as the
+/// process).
+extern PyObject *runtimeErrorType;
+
+/// Adds TensorDesc, LoadedModel and runtime_version to the module.
+void bindRuntime(pybind11::module_ &m);
+
+} // namespace thunder_python
+
+#endif // THUNDER_PYTHON_BINDINGS_H
