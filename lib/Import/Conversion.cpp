@@ -418,3 +418,44 @@ FailureOr<Value> NodeContext::coerce(Value value, RankedTensorType type) {
     return failure();
   return convert(*broadcast, type.getElementType());
 }
+
+/// A full-range slice spec for `type`, to narrow one dim of.
+namespace {
+struct SliceSpec {
+  SmallVector<int64_t> start, end, step;
+  explicit SliceSpec(RankedTensorType type) {
+    for (int64_t size : type.getShape()) {
+      start.push_back(0);
+      end.push_back(ShapedType::isDynamic(size) ? kSliceToEnd : size);
+      step.push_back(1);
+    }
+  }
+};
+} // namespace
+
+/// Slices dim `dim` of `value` to [start, end) by `step`, with PyTorch's
+/// negative and out-of-range indices normalized.
+FailureOr<Value> NodeContext::sliceDim(Value value, int64_t dim, int64_t start,
+                                        int64_t end, int64_t step) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t size = type.getDimSize(dim);
+  if (step < 1)
+    return fail("slice step must be positive, got " + llvm::Twine(step));
+  SliceSpec spec(type);
+  if (ShapedType::isDynamic(size)) {
+    if (start != 0 || end < kSliceToEnd / 2)
+      return fail("slicing dim " + llvm::Twine(dim) +
+                      ", which is dynamic, is not supported yet");
+    spec.step[dim] = step;
+  } else {
+    auto clamp = [size](int64_t i) {
+      if (i < 0)
+        i += size;
+      return std::clamp<int64_t>(i, 0, size);
+    };
+    spec.start[dim] = clamp(start);
+    spec.end[dim] = std::max(spec.start[dim], clamp(end));
+    spec.step[dim] = step;
+  }
+  return create<SliceOp>(value, spec.start, spec.end, spec.step);
+}

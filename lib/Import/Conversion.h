@@ -20,6 +20,7 @@
 #include "thunder/Import/ExportedProgram.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <limits>
 #include <variant>
 
 namespace thunder::import::detail {
@@ -41,6 +42,10 @@ void registerCreationConversions(ConversionTable &table);
 
 /// Every registered conversion (built once).
 const ConversionTable &conversionTable();
+
+/// `end` of a slice that runs to the end of a dim, dynamic ones included
+/// (docs/dialect.md, thunder.slice).
+inline constexpr int64_t kSliceToEnd = std::numeric_limits<int64_t>::max();
 
 /// A Python number passed where a tensor may go (`x + 1`, `x * 0.5`).
 using Scalar = std::variant<bool, int64_t, double>;
@@ -142,6 +147,11 @@ public:
   /// PyTorch broadcasting of `value` to `shape` (right-aligned).
   mlir::FailureOr<mlir::Value> broadcastTo(mlir::Value value,
                                            llvm::ArrayRef<int64_t> shape);
+  /// Slices dim `dim` of `value` to [start, end) by `step`, with PyTorch's
+  /// negative and out-of-range indices normalized; the other dims whole.
+  mlir::FailureOr<mlir::Value> sliceDim(mlir::Value value, int64_t dim,
+                                        int64_t start, int64_t end,
+                                        int64_t step = 1);
   /// `broadcastTo` then `convert`.
   mlir::FailureOr<mlir::Value> coerce(mlir::Value value,
                                       mlir::RankedTensorType type);

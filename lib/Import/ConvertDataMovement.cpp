@@ -18,9 +18,6 @@ using namespace ::thunder;
 using namespace ::thunder::import;
 using namespace ::thunder::import::detail;
 
-/// `end` of a slice that runs to the end of a dynamic dim (docs/dialect.md).
-static constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
-
 namespace {
 
 /// Ops whose result has the recorded shape and the input's elements in
@@ -99,50 +96,12 @@ LogicalResult convertExpand(NodeContext &ctx) {
   return ctx.setResult(ctx.create<ExpandOp>(*type, *self));
 }
 
-/// A full-range slice spec for `type`, to narrow one dim of.
-struct SliceSpec {
-  SmallVector<int64_t> start, end, step;
-  explicit SliceSpec(RankedTensorType type) {
-    for (int64_t size : type.getShape()) {
-      start.push_back(0);
-      end.push_back(ShapedType::isDynamic(size) ? kToEnd : size);
-      step.push_back(1);
-    }
-  }
-};
-
-/// Slices dim `dim` of `value` to [start, end) by `step`, with PyTorch's
-/// negative and out-of-range indices normalized.
-FailureOr<Value> sliceDim(NodeContext &ctx, Value value, int64_t dim,
-                          int64_t start, int64_t end, int64_t step) {
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t size = type.getDimSize(dim);
-  if (step < 1)
-    return ctx.fail("slice step must be positive, got " + llvm::Twine(step));
-  SliceSpec spec(type);
-  if (ShapedType::isDynamic(size)) {
-    if (start != 0 || end < kToEnd / 2)
-      return ctx.fail("slicing dim " + llvm::Twine(dim) +
-                      ", which is dynamic, is not supported yet");
-    spec.step[dim] = step;
-  } else {
-    auto clamp = [size](int64_t i) {
-      if (i < 0)
-        i += size;
-      return std::clamp<int64_t>(i, 0, size);
-    };
-    spec.start[dim] = clamp(start);
-    spec.end[dim] = std::max(spec.start[dim], clamp(end));
-    spec.step[dim] = step;
-  }
-  return ctx.create<SliceOp>(value, spec.start, spec.end, spec.step);
-}
 
 LogicalResult convertSlice(NodeContext &ctx) {
   FailureOr<Value> self = ctx.tensor("self");
   FailureOr<int64_t> dim = ctx.getInt("dim", 0);
   FailureOr<int64_t> start = ctx.getInt("start", 0);
-  FailureOr<int64_t> end = ctx.getInt("end", kToEnd);
+  FailureOr<int64_t> end = ctx.getInt("end", kSliceToEnd);
   FailureOr<int64_t> step = ctx.getInt("step", 1);
   if (failed(self) || failed(dim) || failed(start) || failed(end) || failed(step))
     return failure();
@@ -150,7 +109,7 @@ LogicalResult convertSlice(NodeContext &ctx) {
   FailureOr<int64_t> d = normalizeDim(ctx, *dim, rank);
   if (failed(d))
     return failure();
-  FailureOr<Value> sliced = sliceDim(ctx, *self, *d, *start, *end, *step);
+  FailureOr<Value> sliced = ctx.sliceDim(*self, *d, *start, *end, *step);
   if (failed(sliced))
     return failure();
   return ctx.setResult(*sliced);
@@ -173,7 +132,7 @@ LogicalResult convertSelect(NodeContext &ctx) {
   if (i < 0 || (!ShapedType::isDynamic(size) && i >= size))
     return ctx.fail("index " + llvm::Twine(*index) + " is out of range for dim " +
                     llvm::Twine(*d) + " of size " + llvm::Twine(size));
-  FailureOr<Value> sliced = sliceDim(ctx, *self, *d, i, i + 1, 1);
+  FailureOr<Value> sliced = ctx.sliceDim(*self, *d, i, i + 1, 1);
   if (failed(sliced))
     return failure();
   return ctx.setResult(ctx.create<ReshapeOp>(*type, *sliced));
@@ -228,7 +187,7 @@ LogicalResult convertSplit(NodeContext &ctx) {
   }
   int64_t at = 0;
   for (auto [i, n] : llvm::enumerate(sizes)) {
-    FailureOr<Value> piece = sliceDim(ctx, *self, *d, at, at + n, 1);
+    FailureOr<Value> piece = ctx.sliceDim(*self, *d, at, at + n, 1);
     if (failed(piece))
       return failure();
     at += n;

@@ -1,8 +1,6 @@
 //===- ConvertLinalg.cpp - ATen matmuls, convolutions and pooling ---------===//
 #include "Conversion.h"
 
-#include <limits>
-
 using namespace mlir;
 using namespace mlir::thunder;
 using namespace ::thunder;
@@ -184,15 +182,10 @@ LogicalResult convertAdaptiveAvgPool(NodeContext &ctx) {
     SmallVector<Value> pieces;
     for (int64_t o = 0; o < out; ++o) {
       int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
-      SmallVector<int64_t> starts(xType.getRank(), 0), steps(xType.getRank(), 1);
-      SmallVector<int64_t> ends(xType.getShape());
-      for (auto &e : ends)
-        if (ShapedType::isDynamic(e))
-          e = std::numeric_limits<int64_t>::max();
-      starts[dim] = start;
-      ends[dim] = end;
-      Value window = ctx.create<SliceOp>(x, starts, ends, steps);
-      pieces.push_back(ctx.create<MeanOp>(window, SmallVector<int64_t>{dim},
+      FailureOr<Value> window = ctx.sliceDim(x, dim, start, end);
+      if (failed(window))
+        return failure();
+      pieces.push_back(ctx.create<MeanOp>(*window, SmallVector<int64_t>{dim},
                                           /*keepdim=*/true));
     }
     x = pieces.size() == 1 ? pieces.front()
