@@ -17,6 +17,8 @@ auto ::thunder::parsePhase(llvm::StringRef name) -> std::optional<Phase> {
   return llvm::StringSwitch<std::optional<Phase>>(name)
       .Case("import", Phase::Import)
       .Case("graph", Phase::Graph)
+      .Case("fusion", Phase::Fusion)
+      .Case("plan", Phase::Plan)
       .Case("source", Phase::Source)
       .Case("library", Phase::Library)
       .Default(std::nullopt);
@@ -32,6 +34,38 @@ void ::thunder::buildThunderGraphPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+void ::thunder::buildThunderFusionPipeline(
+    OpPassManager &pm, const ::thunder::KernelPipelineOptions &options) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(mlir::thunder::createThunderFoldWeights());
+  if (options.fuse) {
+    // The generic reduction rule fuses these once they are primitives; sdpa
+    // stays whole for the attention kernel.
+    mlir::thunder::ThunderDecomposeCompositesOptions decompose;
+    decompose.ops = {"softmax", "log_softmax", "layer_norm", "rms_norm",
+                     "batch_norm"};
+    fn.addPass(mlir::thunder::createThunderDecomposeComposites(decompose));
+    fn.addPass(createCanonicalizerPass());
+    fn.addPass(createCSEPass());
+    fn.addPass(mlir::thunder::createThunderFuseEpilogues());
+    fn.addPass(mlir::thunder::createThunderFuseReductions());
+    fn.addPass(mlir::thunder::createThunderFusePointwise());
+  }
+  fn.addPass(mlir::thunder::createThunderOutlineKernels());
+}
+
+void ::thunder::buildThunderPlanPipeline(OpPassManager &pm) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(mlir::thunder::createThunderSchedule());
+  fn.addPass(mlir::thunder::createThunderPlanMemory());
+}
+
+void ::thunder::buildThunderKernelPipeline(
+    OpPassManager &pm, const ::thunder::KernelPipelineOptions &options) {
+  buildThunderFusionPipeline(pm, options);
+  buildThunderPlanPipeline(pm);
+}
+
 void ::thunder::registerThunderDialects(DialectRegistry &registry) {
   registry.insert<mlir::thunder::ThunderDialect, func::FuncDialect>();
 }
@@ -43,4 +77,17 @@ void ::thunder::registerThunderPassesAndPipelines() {
       "Thunder's graph-level pipeline: canonicalize, fold, optionally "
       "decompose composites, CSE",
       ::thunder::buildThunderGraphPipeline);
+  PassPipelineRegistration<::thunder::KernelPipelineOptions>(
+      "thunder-fusion-pipeline",
+      "Thunder's fusion pipeline: fold weights, decompose, fuse epilogues, "
+      "reductions and pointwise chains, outline the rest",
+      ::thunder::buildThunderFusionPipeline);
+  PassPipelineRegistration<>(
+      "thunder-plan-pipeline",
+      "Thunder's planning pipeline: schedule kernels, plan the arena",
+      ::thunder::buildThunderPlanPipeline);
+  PassPipelineRegistration<::thunder::KernelPipelineOptions>(
+      "thunder-kernel-pipeline",
+      "The fusion pipeline, then the planning pipeline",
+      ::thunder::buildThunderKernelPipeline);
 }

@@ -2,6 +2,7 @@
 //
 // thunder-compile model.pt2 --target=cpu -o out/       (libmodel.so, model.h)
 // thunder-compile model.pt2 --compile-to=<phase> [-o <file or dir>]
+// thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
 // thunder-compile --list-ops
 //
@@ -18,6 +19,7 @@
 #include "thunder/Driver/Driver.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
+#include "thunder/Dialect/Thunder/Transforms/Reports.h"
 #include "thunder/Pipelines/Pipelines.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -43,8 +45,9 @@ static cl::opt<std::string> outputPath(
 static cl::opt<std::string> compileTo(
     "compile-to",
     cl::desc("Stop after this phase: import (the program as imported), graph "
-             "(after the graph pipeline), source (the generated sources) or "
-             "library (the default: the linked shared library)"),
+             "(after the graph pipeline), fusion (ops grouped into kernels), "
+             "plan (kernels scheduled, memory planned), source (the generated "
+             "sources) or library (the default: the linked shared library)"),
     cl::value_desc("phase"), cl::init("library"), cl::cat(category));
 static cl::opt<std::string> target("target",
                                    cl::desc("The target to compile for: cpu"),
@@ -71,6 +74,17 @@ static cl::opt<bool> decompose(
     cl::desc("Decompose softmax, normalizations and attention into primitives "
              "in the graph phase"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> fusion(
+    "fusion",
+    cl::desc("Fuse ops into kernels (default); --fusion=false compiles one "
+             "kernel per op, the unfused baseline"),
+    cl::init(true), cl::cat(category));
+static cl::list<std::string> reports(
+    "report",
+    cl::desc("Print a report on standard output: fusion (every kernel, its "
+             "ops and why it was not merged with its neighbours) or memory "
+             "(the arena, its lower bound and every tensor's lifetime)"),
+    cl::value_desc("fusion,memory"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<bool> examine(
     "examine",
     cl::desc("Report which ops are supported, with counts and source lines, "
@@ -122,7 +136,15 @@ int main(int argc, char **argv) {
   std::optional<thunder::Phase> phase = thunder::parsePhase(compileTo);
   if (!phase)
     return fail("unknown phase '" + compileTo +
-                "' for --compile-to; the phases are: import, graph");
+                "' for --compile-to; the phases are: import, graph, fusion, plan, "
+                "source, library");
+  for (const std::string &report : reports)
+    if (report != "fusion" && report != "memory")
+      return fail("unknown report '" + report +
+                  "' for --report; the reports are: fusion, memory");
+  if (!reports.empty() && *phase < thunder::Phase::Plan)
+    return fail("--report needs the plan phase; use it with --compile-to=plan, "
+                "source or library");
 
   auto archive = thunder::Pt2Archive::open(inputPath);
   if (!archive)
@@ -166,6 +188,20 @@ int main(int argc, char **argv) {
     if (mlir::failed(pm.run(*module)))
       return fail(inputPath + ": the graph pipeline failed (errors above)");
   }
+  if (*phase >= thunder::Phase::Fusion) {
+    mlir::PassManager pm(&context);
+    thunder::KernelPipelineOptions kernelOptions;
+    kernelOptions.fuse = fusion.getValue();
+    if (*phase == thunder::Phase::Fusion)
+      thunder::buildThunderFusionPipeline(pm, kernelOptions);
+    else
+      thunder::buildThunderKernelPipeline(pm, kernelOptions);
+    if (mlir::failed(pm.run(*module)))
+      return fail(inputPath + ": the kernel pipeline failed (errors above)");
+  }
+  for (const std::string &report : reports)
+    outs() << (report == "fusion" ? thunder::formatFusionReport(*module)
+                                  : thunder::formatMemoryReport(*module));
 
   if (toDirectory) {
     thunder::CompileOptions compile;

@@ -23,11 +23,12 @@ namespace thunder {
 
 /// The phases a compile goes through, in order; `--compile-to=<phase>` stops
 /// after one of them: the imported IR, the IR after the graph pipeline, the
+/// IR after fusion (kernels), the IR with the schedule and memory plan, the
 /// generated sources, or the linked library.
-enum class Phase { Import, Graph, Source, Library };
+enum class Phase { Import, Graph, Fusion, Plan, Source, Library };
 
-/// Parses a phase name ("import", "graph", "source", "library");
-/// std::nullopt when unknown.
+/// Parses a phase name ("import", "graph", "fusion", "plan", "source",
+/// "library"); std::nullopt when unknown.
 std::optional<Phase> parsePhase(llvm::StringRef name);
 
 /// Options of the graph-level pipeline.
@@ -44,6 +45,32 @@ struct GraphPipelineOptions
 /// decompose composites, then clean up again.
 void buildThunderGraphPipeline(mlir::OpPassManager &pm,
                                const GraphPipelineOptions &options);
+
+/// Options of the kernel pipelines (fusion, then scheduling and planning).
+struct KernelPipelineOptions
+    : public mlir::PassPipelineOptions<KernelPipelineOptions> {
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse ops into kernels (off: one kernel per op, the "
+                     "unfused baseline)"),
+      llvm::cl::init(true)};
+};
+
+/// Graph IR to kernels: fold weight-only subgraphs, decompose normalizations
+/// and softmax (static shapes) so the generic rules can fuse them, fuse
+/// epilogues, reductions and pointwise chains, then give every remaining op
+/// a kernel of its own. With `fuse` off only the last step runs (after the
+/// weight folding).
+void buildThunderFusionPipeline(mlir::OpPassManager &pm,
+                                const KernelPipelineOptions &options);
+
+/// Kernels to a planned program: order the kernels for low peak memory,
+/// mark concurrent streams, and place every intermediate in one arena.
+void buildThunderPlanPipeline(mlir::OpPassManager &pm);
+
+/// Both kernel pipelines: what a backend expects as input.
+void buildThunderKernelPipeline(mlir::OpPassManager &pm,
+                                const KernelPipelineOptions &options);
 
 /// Registers the dialects every Thunder tool needs.
 void registerThunderDialects(mlir::DialectRegistry &registry);

@@ -42,4 +42,114 @@ def ThunderDecomposeComposites : Pass<"thunder-decompose-composites",
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Weight folding
+//===----------------------------------------------------------------------===//
+
+def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
+  let summary = "Evaluate weight-only subgraphs at compile time";
+  let description = [{
+    Every op whose operands are all constants (weights or literals) is
+    evaluated here and replaced by a new constant, so that nothing that
+    depends only on weights runs per inference: transposes, reshapes,
+    broadcasts, converts and elementwise arithmetic of weights. A
+    `thunder.batch_norm` (inference) whose statistics and affine parameters
+    are constants and whose input is a `thunder.convolution` with a constant
+    weight is folded into that convolution's weight and bias.
+
+    Before:
+    ```mlir
+    %wt = thunder.transpose %w, perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+    ```
+    After:
+    ```mlir
+    %wt = thunder.constant dense_resource<w.T> : tensor<4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def ThunderFuseEpilogues : Pass<"thunder-fuse-epilogues", "func::FuncOp"> {
+  let summary = "Fuse pointwise consumers into GEMM and convolution kernels";
+  let description = [{
+    Wraps each `thunder.matmul` and `thunder.convolution` into a
+    `thunder.fusion` of kind `gemm` or `conv` together with the chain of
+    pointwise consumers (bias add, activation, residual add, dtype convert)
+    that reads its result element by element, so a backend can apply them
+    in the library call's epilogue or in one pass right after it.
+  }];
+  let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
+def ThunderFuseReductions : Pass<"thunder-fuse-reductions", "func::FuncOp"> {
+  let summary = "Fuse reductions with their pointwise producers and consumers";
+  let description = [{
+    Groups reductions over the same trailing dims of the same row shape with
+    the pointwise ops that feed them and the pointwise ops that consume their
+    results (broadcast back over the row), into one `thunder.fusion` of kind
+    `reduction`: a row-wise kernel. softmax, log_softmax, layer_norm,
+    rms_norm and mean/variance patterns, once decomposed, each become one
+    kernel through this generic rule; no op names are matched.
+  }];
+  let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
+def ThunderFusePointwise : Pass<"thunder-fuse-pointwise", "func::FuncOp"> {
+  let summary = "Fuse chains of pointwise ops into one kernel";
+  let description = [{
+    Merges elementwise ops, broadcasts, converts and view-like ops (reshape,
+    transpose, slice) that are not yet in a kernel into `thunder.fusion`
+    regions of kind `pointwise`, one loop over the output. A producer with
+    several consumers is duplicated into each only when it is cheap (the
+    cost model in FusionRules.h); it is never recomputed when it is
+    expensive or when fusing would create a cycle.
+  }];
+  let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
+def ThunderOutlineKernels : Pass<"thunder-outline-kernels", "func::FuncOp"> {
+  let summary = "Put every remaining op in a kernel of its own";
+  let description = [{
+    After the fusion passes, wraps each op that still runs outside a
+    `thunder.fusion` (data movement, library calls, attention, reductions
+    that could not be fused) into a single-op region, so that a backend sees
+    only constants, views (`thunder.reshape`) and kernels. Run alone, it is
+    the unfused pipeline: one kernel per op.
+  }];
+  let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Scheduling and memory planning
+//===----------------------------------------------------------------------===//
+
+def ThunderSchedule : Pass<"thunder-schedule", "func::FuncOp"> {
+  let summary = "Order kernels to lower peak memory; mark concurrent branches";
+  let description = [{
+    Reorders the kernels of a function (a topological order) to lower the
+    most bytes live at once, and marks each kernel with `thunder.stream`: an
+    index such that kernels on different streams have no dependency path
+    between them through the same stream (GPU backends may run them
+    concurrently, with events on the edges that cross streams).
+  }];
+  let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
+def ThunderPlanMemory : Pass<"thunder-plan-memory", "func::FuncOp"> {
+  let summary = "Place every intermediate tensor in one arena";
+  let description = [{
+    Computes the liveness of every tensor that crosses a kernel boundary and
+    assigns it an offset in one arena (64-byte aligned), reusing an input's
+    bytes in place for pointwise kernels where that is safe. Function results
+    are written straight into the caller's output buffers. The plan is
+    recorded in the IR: `thunder.offsets` on each kernel, `thunder.arena` on
+    the function (arena bytes, the lower bound and the naive sum).
+  }];
+  let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
 #endif // THUNDER_DIALECT_THUNDER_TRANSFORMS_PASSES_TD
