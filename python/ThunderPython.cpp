@@ -182,7 +182,7 @@ public:
   py::dict compile(const std::string &outputDir, const std::string &target,
                    const std::string &name, const std::string &cpu,
                    bool externalWeights, bool sourceOnly, int optLevel,
-                   bool keepBuildDir, bool decomposeComposites) {
+                   bool keepBuildDir, bool decomposeComposites, bool fuse) {
     thunder::CompileOptions options;
     options.target = target;
     options.targetOptions.modelName = name;
@@ -207,15 +207,15 @@ public:
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
       DiagnosticCollector diagnostics(*context);
-      mlir::OwningOpRef<mlir::ModuleOp> copy;
-      mlir::ModuleOp toCompile = *module;
+      // The pipelines run on a copy: this Module stays as it is.
+      mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
+      mlir::ModuleOp toCompile = *copy;
       auto start = std::chrono::steady_clock::now();
-      if (!graphApplied) {
-        copy = module->clone();
-        toCompile = *copy;
-        if (mlir::failed(graphPipeline(toCompile, decomposeComposites)))
-          message = diagnostics.message("the graph pipeline failed");
-      }
+      if (!graphApplied &&
+          mlir::failed(graphPipeline(toCompile, decomposeComposites)))
+        message = diagnostics.message("the graph pipeline failed");
+      if (message.empty() && mlir::failed(kernelPipeline(toCompile, fuse)))
+        message = diagnostics.message("the kernel pipeline failed");
       graphSeconds = secondsSince(start);
       if (message.empty()) {
         start = std::chrono::steady_clock::now();
@@ -299,6 +299,14 @@ public:
   }
 
 private:
+  mlir::LogicalResult kernelPipeline(mlir::ModuleOp op, bool fuse) {
+    mlir::PassManager pm(context.get());
+    thunder::KernelPipelineOptions options;
+    options.fuse = fuse;
+    thunder::buildThunderKernelPipeline(pm, options);
+    return pm.run(op);
+  }
+
   mlir::LogicalResult graphPipeline(mlir::ModuleOp op, bool decomposeComposites) {
     mlir::PassManager pm(context.get());
     thunder::GraphPipelineOptions options;
@@ -558,10 +566,11 @@ PYBIND11_MODULE(_C, m) {
            py::arg("cpu") = "native", py::arg("external_weights") = false,
            py::arg("source_only") = false, py::arg("opt_level") = 2,
            py::arg("keep_build_dir") = false,
-           py::arg("decompose_composites") = false,
-           "Compiles the module into output_dir as thunder-compile does (the "
-           "graph pipeline, on a copy unless run_graph_pipeline ran, then "
-           "the target's code generation and toolchain): libNAME.so and "
+           py::arg("decompose_composites") = false, py::arg("fuse") = true,
+           "Compiles the module into output_dir as thunder-compile does (on a "
+           "copy: the graph pipeline unless run_graph_pipeline ran, the "
+           "kernel pipelines (fusion unless fuse=False, scheduling, memory "
+           "planning), then the target's code generation and toolchain): libNAME.so and "
            "NAME.h, plus NAME.safetensors with external_weights; the sources "
            "only with source_only. Written atomically: a failure leaves "
            "output_dir as it was. Returns {'library', 'header', "

@@ -65,6 +65,17 @@ static RankedTensorType tensorType(Value v) {
 }
 
 LogicalResult ShapePlanBuilder::visit(Operation *op) {
+  // A kernel: its block arguments are its inputs, its results what it
+  // yields.
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    Block &body = fusion.getBody().front();
+    for (auto [input, arg] : llvm::zip(fusion.getInputs(), body.getArguments()))
+      unifyAll(input, arg);
+    for (auto [yielded, result] :
+         llvm::zip(body.getTerminator()->getOperands(), fusion.getResults()))
+      unifyAll(yielded, result);
+    return success();
+  }
   if (op->getNumResults() != 1 ||
       !isa<RankedTensorType>(op->getResult(0).getType()))
     return success();
@@ -433,6 +444,9 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
   func.walk([&](Operation *op) {
     for (Value result : op->getResults())
       record(result);
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      for (BlockArgument arg : fusion.getBody().front().getArguments())
+        record(arg);
   });
   return plan;
 }
@@ -441,10 +455,17 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
 
 FailureOr<ShapePlan> ShapePlan::build(func::FuncOp func) {
   ::thunder::ShapePlanBuilder planner;
-  for (BlockArgument arg : func.getArguments())
-    if (auto type = dyn_cast<RankedTensorType>(arg.getType()))
+  auto addNodes = [&](Value v) {
+    if (auto type = dyn_cast<RankedTensorType>(v.getType()))
       for (unsigned d = 0; d < type.getRank(); ++d)
-        planner.node(arg, d);
+        planner.node(v, d);
+  };
+  for (BlockArgument arg : func.getArguments())
+    addNodes(arg);
+  func.walk([&](FusionOp fusion) {
+    for (BlockArgument arg : fusion.getBody().front().getArguments())
+      addNodes(arg);
+  });
   WalkResult walk = func.walk([&](Operation *op) {
     return failed(planner.visit(op)) ? WalkResult::interrupt()
                                      : WalkResult::advance();
