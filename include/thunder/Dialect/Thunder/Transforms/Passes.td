@@ -59,7 +59,7 @@ def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
 
     Before:
     ```mlir
-    %wt = thunder.transpose %w, perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+    %wt = thunder.transpose %w, permutation = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
     ```
     After:
     ```mlir
