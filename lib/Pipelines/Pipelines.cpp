@@ -51,7 +51,9 @@ void ::thunder::buildThunderFusionPipeline(
     fn.addPass(mlir::thunder::createThunderFuseReductions());
     fn.addPass(mlir::thunder::createThunderFusePointwise());
   }
-  fn.addPass(mlir::thunder::createThunderOutlineKernels());
+  mlir::thunder::ThunderOutlineKernelsOptions outline;
+  outline.unfused = !options.fuse;
+  fn.addPass(mlir::thunder::createThunderOutlineKernels(outline));
 }
 
 void ::thunder::buildThunderPlanPipeline(OpPassManager &pm) {

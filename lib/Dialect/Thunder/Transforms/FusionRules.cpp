@@ -238,10 +238,15 @@ Operation *producerInside(FusionOp fusion, Value result) {
 SmallVector<Operation *> readersInside(FusionOp fusion, Value value) {
   SmallVector<Operation *> readers;
   for (auto [input, arg] :
-       llvm::zip(fusion.getInputs(), fusion.getBody().front().getArguments()))
-    if (input == value)
+       llvm::zip(fusion.getInputs(), fusion.getBody().front().getArguments())) {
+    // The kernel may read the value through views.
+    Value source = input;
+    while (auto reshape = dyn_cast_or_null<ReshapeOp>(source.getDefiningOp()))
+      source = reshape.getOperand();
+    if (source == value)
       for (Operation *user : arg.getUsers())
         readers.push_back(user);
+  }
   return readers;
 }
 
@@ -272,10 +277,25 @@ std::string explainBoundary(FusionOp producer, FusionOp consumer, Value value) {
   SmallVector<Operation *> readers = readersInside(consumer, value);
   Operation *reader = readers.empty() ? nullptr : readers.front();
   llvm::SmallPtrSet<Operation *, 4> kernels;
-  for (Operation *user : value.getUsers())
-    kernels.insert(user);
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty())
+    for (Operation *user : worklist.pop_back_val().getUsers()) {
+      if (auto reshape = dyn_cast<ReshapeOp>(user))
+        worklist.push_back(reshape.getResult());
+      else
+        kernels.insert(user);
+    }
   unsigned numKernels = kernels.size();
 
+  if (consumer->getParentOfType<func::FuncOp>()->hasAttr("thunder.unfused"))
+    return "fusion is off (--fusion=false): one kernel per op";
+  if ((to == FusionKind::Gemm || to == FusionKind::Conv) && reader &&
+      isPointwise(reader))
+    return llvm::formatv("the epilogue reads it as another operand of {0}; "
+                         "only views of such operands (a bias broadcast) join "
+                         "an epilogue, not the kernels computing them",
+                         opName(reader))
+        .str();
   if (to == FusionKind::Gemm || to == FusionKind::Conv || isLibraryKind(to))
     return llvm::formatv("{0} reads its operands from memory (a library call "
                          "or a kernel of its own: no prologue fusion)",
@@ -318,6 +338,12 @@ std::string explainBoundary(FusionOp producer, FusionOp consumer, Value value) {
     return llvm::formatv("the two kernels reduce different rows (or the "
                          "consumer reads the value at shape {0}, not per row)",
                          shapeString(value.getType()))
+        .str();
+  if (to == FusionKind::Reduction && numKernels > 1)
+    return llvm::formatv("the value feeds {0} kernels; a row kernel takes in "
+                         "only producers that it alone reads (it recomputes "
+                         "them in every pass over the row)",
+                         numKernels)
         .str();
   if (to == FusionKind::Reduction)
     return llvm::formatv("{0} produces shape {1}, which is neither the "

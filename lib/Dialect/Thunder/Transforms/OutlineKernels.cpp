@@ -38,7 +38,11 @@ FusionKind kindOf(Operation *op) {
 
 struct ThunderOutlineKernels
     : mlir::thunder::impl::ThunderOutlineKernelsBase<ThunderOutlineKernels> {
+  using Base::Base;
+
   void runOnOperation() override {
+    if (unfused)
+      getOperation()->setAttr("thunder.unfused", UnitAttr::get(&getContext()));
     Block &block = getOperation().getBody().front();
     for (Operation *op : unfusedOps(block, [](Operation *op) {
            return isa_and_nonnull<ThunderDialect>(op->getDialect()) &&

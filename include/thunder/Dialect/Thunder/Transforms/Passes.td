@@ -118,8 +118,13 @@ def ThunderOutlineKernels : Pass<"thunder-outline-kernels", "func::FuncOp"> {
     `thunder.fusion` (data movement, library calls, attention, reductions
     that could not be fused) into a single-op region, so that a backend sees
     only constants, views (`thunder.reshape`) and kernels. Run alone, it is
-    the unfused pipeline: one kernel per op.
+    the unfused pipeline: one kernel per op; `unfused` then marks the
+    function (`thunder.unfused`) so the fusion report says why.
   }];
+  let options = [
+    Option<"unfused", "unfused", "bool", /*default=*/"false",
+           "Mark the function as compiled without fusion">,
+  ];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }
 
