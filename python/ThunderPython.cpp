@@ -306,10 +306,12 @@ public:
   /// "kernels", "alignment", "arena", "lower_bound", "naive", "outputs",
   /// "dynamic", "tensors", "memory_report", "fusion_report"}; each tensor is
   /// {"name", "type", "kernel", "result", "bytes", "offset", "output",
-  /// "first", "last", "inplace_from", "inplace_operand"}, with None for what
-  /// the plan leaves open (offsets and sizes packed at run time, the
-  /// arena offset of an output).
-  py::dict memoryPlan(bool fuse, bool decomposeComposites) {
+  /// "first", "last", "inplace_from", "inplace_operand", "in_output"}, with
+  /// None for what the plan leaves open (offsets and sizes packed at run
+  /// time, the arena offset of an output). `borrow_outputs` plans with
+  /// thunder-plan-memory's borrow-outputs (offsets of tensors with an
+  /// `in_output` are into that output's buffer; "borrowed" counts them).
+  py::dict memoryPlan(bool fuse, bool decomposeComposites, bool borrowOutputs) {
     std::vector<thunder::FunctionMemoryPlan> plans;
     std::string memoryText, fusionText, message;
     {
@@ -323,6 +325,7 @@ public:
         mlir::PassManager pm(context.get());
         thunder::KernelPipelineOptions options;
         options.fuse = fuse;
+        options.borrowOutputs = borrowOutputs;
         thunder::buildThunderKernelPipeline(pm, options);
         if (mlir::failed(pm.run(*copy)))
           message = diagnostics.message("the kernel pipelines failed");
@@ -356,6 +359,7 @@ public:
       entry["inplace_from"] = t.inplaceFrom.empty() ? py::object(py::none())
                                                     : py::object(py::str(t.inplaceFrom));
       entry["inplace_operand"] = orNone(t.inplaceOperand >= 0, t.inplaceOperand);
+      entry["in_output"] = orNone(t.inOutput >= 0, t.inOutput);
       tensors.append(entry);
     }
     py::dict result;
@@ -366,6 +370,7 @@ public:
     result["lower_bound"] = orNone(!plan.dynamic, plan.lowerBound);
     result["naive"] = orNone(!plan.dynamic, plan.naive);
     result["outputs"] = orNone(plan.outputBytes >= 0, plan.outputBytes);
+    result["borrowed"] = orNone(plan.borrowed >= 0, plan.borrowed);
     result["dynamic"] = plan.dynamic;
     result["tensors"] = tensors;
     result["memory_report"] = memoryText;
@@ -620,6 +625,7 @@ PYBIND11_MODULE(_C, m) {
            "--compile-to=graph) in place; raises CompileError on failure.")
       .def("memory_plan", &Module::memoryPlan, py::arg("fuse") = true,
            py::arg("decompose_composites") = false,
+           py::arg("borrow_outputs") = false,
            "The memory plan after the graph and kernel pipelines (run on a "
            "copy): arena, lower_bound, naive and outputs bytes, every "
            "kernel result's bytes, offset, live interval and in-place source, "

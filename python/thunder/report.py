@@ -38,6 +38,9 @@ class PlannedTensor:
     last: int                   #: ...to this one (its last reader), inclusive
     inplace_from: str | None    #: the tensor whose bytes it takes (in place), or None
     inplace_operand: int | None  #: that tensor's operand index on the kernel
+    #: with borrow_outputs: the function result whose buffer holds it (before that
+    #: result is written; `offset` is into that buffer), or None (the arena)
+    in_output: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +56,7 @@ class MemoryPlan:
     naive: int | None           #: every arena tensor in its own buffer
     outputs: int | None         #: bytes written straight into the caller's buffers
     dynamic: bool               #: sizes known only at run time
+    borrowed: int | None        #: with borrow_outputs: bytes placed in output buffers
     tensors: tuple[PlannedTensor, ...]
     report: str                 #: the memory report's text
     fusion: str                 #: the fusion report's text
@@ -83,19 +87,22 @@ def _module(model_or_program: Any, example_inputs: Any, dynamic_shapes: Any) -> 
 
 
 def memory_plan(model_or_program: Any, example_inputs: Any = None, *, fuse: bool = True,
-                dynamic_shapes: Any = None) -> MemoryPlan:
+                borrow_outputs: bool = False, dynamic_shapes: Any = None) -> MemoryPlan:
     """The memory plan of `model_or_program` (see the module's docstring for what it
     takes) after the graph and kernel pipelines; `fuse=False` plans the unfused
-    program (one kernel per op). Raises thunder.CompileError if a pipeline fails."""
+    program (one kernel per op); `borrow_outputs=True` lets tensors that die before a
+    result is written live in that result's buffer (the kernel pipelines'
+    borrow-outputs option). Raises thunder.CompileError if a pipeline fails."""
     if isinstance(model_or_program, MemoryPlan):
         return model_or_program
     module = _module(model_or_program, example_inputs, dynamic_shapes)
-    raw = module.memory_plan(fuse=fuse)
+    raw = module.memory_plan(fuse=fuse, borrow_outputs=borrow_outputs)
     tensors = tuple(PlannedTensor(**t) for t in raw["tensors"])
     return MemoryPlan(function=raw["function"], kernels=raw["kernels"],
                       alignment=raw["alignment"], arena=raw["arena"],
                       lower_bound=raw["lower_bound"], naive=raw["naive"],
-                      outputs=raw["outputs"], dynamic=raw["dynamic"], tensors=tensors,
+                      outputs=raw["outputs"], dynamic=raw["dynamic"],
+                      borrowed=raw["borrowed"], tensors=tensors,
                       report=raw["memory_report"], fusion=raw["fusion_report"])
 
 
@@ -126,9 +133,10 @@ def plot_memory_timeline(model_or_program: Any, example_inputs: Any = None,
                          dpi: int = 120, **options: Any) -> str:
     """Draws the memory plan as a PNG at `path` and returns the path: one rectangle
     per arena tensor (x: the schedule steps it is live, y: its bytes in the arena),
-    in-place chains in one colour, the outputs in a band above the arena (they live
-    in the caller's buffers), and the bytes live at each step as a line under the
-    arena's top and the lower bound. Needs matplotlib; a plan packed at run time
+    in-place chains in one colour, the outputs hatched in a band above the arena
+    (they live in the caller's buffers; tensors borrowing an output's buffer are
+    dotted inside it), and the bytes live in the arena at each step as a line under
+    the arena's top and the lower bound. Needs matplotlib; a plan packed at run time
     (dynamic shapes) has no offsets to draw and raises ValueError."""
     plan = memory_plan(model_or_program, example_inputs, **options)
     if plan.dynamic:
@@ -159,7 +167,7 @@ def plot_memory_timeline(model_or_program: Any, example_inputs: Any = None,
     live = [0] * (steps + 1)
     counted: dict[str, tuple[int, int, int]] = {}
     for t in plan.tensors:
-        if t.offset is None or not t.bytes:
+        if t.offset is None or t.in_output is not None or not t.bytes:
             continue
         size = -(-t.bytes // plan.alignment) * plan.alignment
         first, last, most = counted.get(owner[t.name], (t.first, t.last, 0))
@@ -174,15 +182,21 @@ def plot_memory_timeline(model_or_program: Any, example_inputs: Any = None,
     colours = [f"C{i}" for i in range(10)]
     chains = sorted(set(owner.values()))
     colour_of = {chain: colours[i % len(colours)] for i, chain in enumerate(chains)}
-    output_base = plan.arena or 0
+    # The outputs' buffers, stacked above the arena in result order.
+    base: dict[int, int] = {}
+    output_top = plan.arena or 0
+    for t in sorted((t for t in plan.tensors if t.output is not None), key=lambda t: t.output):
+        base[t.output] = output_top
+        output_top += t.bytes or 0
     for t in plan.tensors:
         if not t.bytes:
             continue
-        if t.offset is not None:
+        if t.output is not None:  # written into the caller's buffer
+            y, colour, hatch = base[t.output], "lightgrey", "//"
+        elif t.in_output is not None:  # borrowing that buffer before it is written
+            y, colour, hatch = base[t.in_output] + t.offset, colour_of[owner[t.name]], ".."
+        else:
             y, colour, hatch = t.offset, colour_of[owner[t.name]], None
-        else:  # an output: stacked above the arena, in the caller's buffers
-            y, colour, hatch = output_base, "lightgrey", "//"
-            output_base += t.bytes
         axes.add_patch(Rectangle((t.first, y / scale), t.last - t.first + 1,
                                  t.bytes / scale, facecolor=colour, edgecolor="black",
                                  linewidth=0.3, alpha=0.85, hatch=hatch))
@@ -196,14 +210,16 @@ def plot_memory_timeline(model_or_program: Any, example_inputs: Any = None,
                      label=f"lower bound {_human(plan.lower_bound)}")
     axes.set_xlim(0, steps)
     # Headroom above the outputs' band for the legend.
-    axes.set_ylim(0, max(output_base, plan.arena or 0, 1) / scale * 1.3)
+    axes.set_ylim(0, max(output_top, plan.arena or 0, 1) / scale * 1.3)
     axes.set_xlabel("schedule step (kernel)")
-    axes.set_ylabel(f"arena offset ({unit})")
+    axes.set_ylabel(f"offset ({unit}): the arena, then the output buffers")
     ratio = f"{plan.ratio:.3f}x" if plan.ratio is not None else "-"
     axes.set_title(f"@{plan.function}: arena {_human(plan.arena or 0)}, lower bound "
                    f"{_human(plan.lower_bound or 0)} ({ratio}), naive "
                    f"{_human(plan.naive or 0)}; outputs {_human(plan.outputs or 0)} "
-                   f"(hatched, in the caller's buffers)")
+                   f"(hatched, in the caller's buffers)"
+                   + (f"; {_human(plan.borrowed)} borrowing them (dotted)"
+                      if plan.borrowed else ""), fontsize="medium")
     axes.legend(loc="upper left", ncol=3, fontsize="small")
     figure.tight_layout()
     path = os.fspath(path)

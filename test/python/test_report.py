@@ -41,7 +41,7 @@ def residual_plan():
 
 
 def _check_consistent(plan: report.MemoryPlan) -> None:
-    arena = [t for t in plan.tensors if t.offset is not None]
+    arena = [t for t in plan.tensors if t.offset is not None and t.in_output is None]
     outputs = [t for t in plan.tensors if t.output is not None]
     assert arena and outputs
     for t in arena:
@@ -78,8 +78,24 @@ def _check_consistent(plan: report.MemoryPlan) -> None:
         most = max(most, live)
     assert plan.lower_bound == most
     assert plan.lower_bound <= plan.arena <= plan.naive
-    assert plan.naive == sum(_align(t.bytes, plan.alignment) for t in arena)
+    borrowed = [t for t in plan.tensors if t.in_output is not None]
+    assert plan.naive == sum(_align(t.bytes, plan.alignment) for t in arena + borrowed)
     assert plan.outputs == sum(t.bytes for t in outputs)
+    # A tensor in an output's buffer fits in it, dies before that output is written,
+    # and shares no byte with another one live at the same step there.
+    written = {t.output: t for t in outputs}
+    for t in borrowed:
+        out = written[t.in_output]
+        assert t.last < out.first, (t, out)
+        assert t.offset % plan.alignment == 0 and t.offset + t.bytes <= out.bytes, (t, out)
+    for i, a in enumerate(borrowed):
+        for b in borrowed[i + 1:]:
+            if a.in_output != b.in_output or (a.name, b.name) in inplace or (
+                    b.name, a.name) in inplace:
+                continue
+            live_together = a.first <= b.last and b.first <= a.last
+            share_bytes = (a.offset < b.offset + b.bytes and b.offset < a.offset + a.bytes)
+            assert not (live_together and share_bytes), (a, b)
 
 
 def test_plan_is_consistent(residual_plan):
@@ -151,3 +167,32 @@ def test_dynamic_shapes_are_packed_at_run_time(tmp_path):
     assert "packed at run time" in plan.report and "runtime" in plan.report
     with pytest.raises(ValueError, match="run time"):
         report.plot_memory_timeline(plan, path=tmp_path / "dynamic.png")
+
+
+class Head(nn.Module):
+    """A language model's shape: a body with a wide intermediate, then a head (no
+    bias, as in GPT-2 and Llama) whose result is the largest tensor (the logits)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(32, 1024), nn.GELU(), nn.Linear(1024, 32))
+        self.head = nn.Linear(32, 4096, bias=False)
+
+    def forward(self, x):
+        return self.head(torch.tanh(self.body(x)))
+
+
+def test_borrowing_output_buffers():
+    program = thunder.export(Head().eval(), (torch.randn(8, 32),))
+    plain = report.memory_plan(program)
+    assert plain.borrowed is None
+    assert all(t.in_output is None for t in plain.tensors)
+    plan = report.memory_plan(program, borrow_outputs=True)
+    _check_consistent(plan)
+    assert plan.borrowed > 0
+    assert any(t.in_output == 0 for t in plan.tensors)
+    # The body's tensors moved into the logits' buffer: the arena only holds what
+    # the head reads.
+    assert plan.arena < plain.arena
+    assert plan.arena + plan.outputs < plain.arena + plain.outputs
+    assert "in output buffers before the outputs are written" in plan.report

@@ -1,5 +1,6 @@
 // RUN: thunder-opt %s -thunder-plan-memory -split-input-file | FileCheck %s
 // RUN: thunder-opt %s -thunder-schedule -thunder-plan-memory -split-input-file | FileCheck %s --check-prefix=STREAMS
+// RUN: thunder-opt %s -thunder-schedule -thunder-plan-memory=borrow-outputs=true -split-input-file | FileCheck %s --check-prefix=BORROW
 
 // A chain of kernels that cannot work in place: "a" dies when "b" has read
 // it, so "c" takes its bytes; "d" is the function's result and is written
@@ -345,4 +346,76 @@ func.func @reuse_across_streams(%x: tensor<1024xf32>) -> tensor<f32> {
 func.func @no_kernels(%x: tensor<4xf32>) -> tensor<2x2xf32> {
   %r = thunder.reshape %x : tensor<4xf32> -> tensor<2x2xf32>
   return %r : tensor<2x2xf32>
+}
+
+// -----
+
+// Borrowing (off by default): "a" dies before "head" writes the function's
+// result, so it may live in that result's buffer; "h", which "head" reads,
+// may not. Without borrowing "a" is in the arena and no kernel says
+// thunder.borrowed.
+// CHECK-LABEL: func.func @lm_head
+// CHECK-SAME:  bytes = 1280 : i64
+// CHECK-NOT:   thunder.borrowed
+// CHECK:       return
+// BORROW-LABEL: func.func @lm_head
+// BORROW-SAME:  thunder.arena = {alignment = 64 : i64, borrowed = 1024 : i64, bytes = 256 : i64, lower_bound = 256 : i64, naive = 1280 : i64}
+// BORROW:       "a"
+// BORROW-SAME:    thunder.borrowed = array<i64: 0>, {{.*}}thunder.offsets = array<i64: 0>
+// BORROW:       "h"
+// BORROW-NOT:     thunder.borrowed
+// BORROW-SAME:    thunder.offsets = array<i64: 0>
+// BORROW:       "head"
+// BORROW-NOT:     thunder.borrowed
+// BORROW-SAME:    thunder.offsets = array<i64: -1>
+func.func @lm_head(%x: tensor<256xf32>, %w: tensor<4096x64xf32>) -> tensor<4096xf32> {
+  %a = thunder.fusion pointwise "a" (%x) : (tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%i: tensor<256xf32>):
+    %r = thunder.exp %i : tensor<256xf32>
+    thunder.yield %r : tensor<256xf32>
+  }
+  %h = thunder.fusion data_movement "h" (%a) : (tensor<256xf32>) -> tensor<64xf32> {
+  ^bb0(%i: tensor<256xf32>):
+    %r = thunder.slice %i, start = [0], end = [64], step = [1] : tensor<256xf32> -> tensor<64xf32>
+    thunder.yield %r : tensor<64xf32>
+  }
+  %hm = thunder.reshape %h : tensor<64xf32> -> tensor<64x1xf32>
+  %l = thunder.fusion gemm "head" (%w, %hm) : (tensor<4096x64xf32>, tensor<64x1xf32>) -> tensor<4096x1xf32> {
+  ^bb0(%i: tensor<4096x64xf32>, %j: tensor<64x1xf32>):
+    %r = thunder.matmul %i, %j : (tensor<4096x64xf32>, tensor<64x1xf32>) -> tensor<4096x1xf32>
+    thunder.yield %r : tensor<4096x1xf32>
+  }
+  %lv = thunder.reshape %l : tensor<4096x1xf32> -> tensor<4096xf32>
+  return %lv : tensor<4096xf32>
+}
+
+// -----
+
+// Borrowing across streams: "u" lives in result 0's buffer and "r" reads it
+// on stream 0; "out" writes result 0 on stream 1, so it waits for "r"
+// (position 1) although it reads nothing "r" made.
+// BORROW-LABEL: func.func @borrowed_across_streams
+// BORROW:       "u"
+// BORROW-SAME:    thunder.borrowed = array<i64: 0>
+// BORROW:       "r"
+// BORROW-SAME:    thunder.stream = 0 : i64}
+// BORROW:       "out"
+// BORROW-SAME:    thunder.stream = 1 : i64, thunder.wait = array<i64: 1>}
+func.func @borrowed_across_streams(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<f32>) {
+  %u = thunder.fusion pointwise "u" (%x) : (tensor<1024xf32>) -> tensor<1024xf32> {
+  ^bb0(%i: tensor<1024xf32>):
+    %r = thunder.exp %i : tensor<1024xf32>
+    thunder.yield %r : tensor<1024xf32>
+  }
+  %r = thunder.fusion reduction "r" (%u) : (tensor<1024xf32>) -> tensor<f32> {
+  ^bb0(%i: tensor<1024xf32>):
+    %s = thunder.sum %i dims = [0] : tensor<1024xf32> -> tensor<f32>
+    thunder.yield %s : tensor<f32>
+  }
+  %out = thunder.fusion pointwise "out" (%y) : (tensor<1024xf32>) -> tensor<1024xf32> {
+  ^bb0(%i: tensor<1024xf32>):
+    %s = thunder.tanh %i : tensor<1024xf32>
+    thunder.yield %s : tensor<1024xf32>
+  }
+  return %out, %r : tensor<1024xf32>, tensor<f32>
 }

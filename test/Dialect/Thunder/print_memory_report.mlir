@@ -1,5 +1,6 @@
 // RUN: thunder-opt %s -thunder-schedule -thunder-plan-memory -thunder-print-memory-report -o /dev/null | FileCheck %s
 // RUN: thunder-opt %s -thunder-print-memory-report -o /dev/null | FileCheck %s --check-prefix=UNPLANNED
+// RUN: thunder-opt %s -thunder-schedule -thunder-plan-memory=borrow-outputs=true -thunder-print-memory-report -o /dev/null | FileCheck %s --check-prefix=BORROW
 
 // UNPLANNED: memory report: no memory plan (thunder-plan-memory has not run
 
@@ -17,6 +18,12 @@
 // CHECK-NEXT:  neg_1#0   1.00 KiB      [[OFF]]  [1, 2]  exp_0#0        tensor<256xf32>
 // CHECK-NEXT:  gemm_2#0  4.00 KiB  {{ *}}[[GEMM:[0-9]+]]  [2, 3]  -              tensor<1024x1xf32>
 // CHECK-NEXT:  tanh_3#0  4.00 KiB  output 0  [3, 3]  -              tensor<1024xf32>
+// With borrowing, "exp_0" and "neg_1" die before "tanh_3" writes output 0:
+// they live in its buffer.
+// BORROW-LABEL: memory plan of @main:
+// BORROW:       borrowed        1.00 KiB  (1024 bytes)  in output buffers before the outputs are written
+// BORROW:       exp_0#0   1.00 KiB  output 0 + 0  [0, 1]
+// BORROW-NEXT:  neg_1#0   1.00 KiB  output 0 + 0  [1, 2]  exp_0#0
 func.func @main(%x: tensor<256xf32>, %w: tensor<1024x256xf32>) -> (tensor<1024xf32>, tensor<256xf32>) {
   %a = thunder.fusion pointwise "exp_0" (%x) : (tensor<256xf32>) -> tensor<256xf32> {
   ^bb0(%i: tensor<256xf32>):

@@ -82,6 +82,7 @@ auto ::thunder::collectMemoryPlans(ModuleOp module)
     plan.lowerBound = intField(arena, "lower_bound", -1);
     plan.naive = intField(arena, "naive", -1);
     plan.dynamic = arena.contains("dynamic");
+    plan.borrowed = intField(arena, "borrowed", -1);
     KernelGraph graph = KernelGraph::build(func.front());
     plan.kernels = graph.kernels.size();
     plan.outputBytes = 0;
@@ -101,6 +102,7 @@ auto ::thunder::collectMemoryPlans(ModuleOp module)
       planned.last =
           element(kernel, kLiveAttr, 2 * tensor.result + 1, graph.lastUse(t));
       planned.inplaceOperand = element(kernel, kInplaceAttr, tensor.result, -1);
+      planned.inOutput = element(kernel, kBorrowedAttr, tensor.result, -1);
       if (planned.inplaceOperand >= 0 &&
           planned.inplaceOperand < static_cast<int64_t>(kernel->getNumOperands()))
         if (std::optional<unsigned> from =
@@ -158,6 +160,9 @@ auto ::thunder::formatMemoryReport(ModuleOp module) -> std::string {
            ("aligned to " + llvm::Twine(plan.alignment) + " bytes").str());
       line("lower bound", plan.lowerBound, ratio);
       line("naive sum", plan.naive, "every tensor its own buffer");
+      if (plan.borrowed >= 0)
+        line("borrowed", plan.borrowed,
+             "in output buffers before the outputs are written");
     }
     if (plan.outputBytes >= 0)
       line("outputs", plan.outputBytes, "written to the caller's buffers");
@@ -168,9 +173,12 @@ auto ::thunder::formatMemoryReport(ModuleOp module) -> std::string {
     std::vector<std::array<std::string, 6>> rows;
     rows.push_back({"tensor", "bytes", "offset", "live", "in-place from", "type"});
     for (const PlannedTensor &t : plan.tensors) {
-      std::string offset = t.output >= 0 ? "output " + std::to_string(t.output)
-                           : t.runtime   ? std::string("runtime")
-                                         : std::to_string(t.offset);
+      std::string offset =
+          t.output >= 0   ? "output " + std::to_string(t.output)
+          : t.runtime     ? std::string("runtime")
+          : t.inOutput >= 0 ? "output " + std::to_string(t.inOutput) + " + " +
+                                  std::to_string(t.offset)
+                          : std::to_string(t.offset);
       std::string live =
           "[" + std::to_string(t.first) + ", " + std::to_string(t.last) + "]";
       std::string inplace = t.inplaceFrom.empty()

@@ -83,6 +83,8 @@ bool provablySameShape(Block &body, BlockArgument arg, unsigned index) {
 
 struct ThunderPlanMemory
     : mlir::thunder::impl::ThunderPlanMemoryBase<ThunderPlanMemory> {
+  using ThunderPlanMemoryBase::ThunderPlanMemoryBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -122,19 +124,46 @@ struct ThunderPlanMemory
       entry.reuses = reuses[t] >= 0 ? arenaIndex[reuses[t]] : -1;
       packed.push_back(entry);
     }
-    std::vector<uint64_t> offsets;
-    uint64_t total = 0, bound = 0, naive = 0;
+    // Static shapes: in-place chains become buffers; with borrow-outputs some
+    // go into output buffers, the rest are packed in the arena.
+    std::vector<uint64_t> offsets(packed.size(), 0);
+    SmallVector<int64_t> home(packed.size(), -1); // output whose buffer, or -1
+    uint64_t total = 0, bound = 0, naive = 0, borrowed = 0;
     if (!dynamic) {
-      offsets = arena::packTensors(packed, kAlignment, &total, &bound);
       for (const arena::Tensor &entry : packed)
         naive += arena::alignUp(entry.bytes, kAlignment);
+      std::vector<size_t> chainOf;
+      std::vector<arena::Interval> chains = arena::buffersOf(packed, &chainOf);
+      std::vector<int64_t> chainHome(chains.size(), -1);
+      std::vector<uint64_t> chainOffset(chains.size(), 0);
+      if (borrowOutputs)
+        borrowOutputBuffers(graph, chains, chainHome, chainOffset);
+      std::vector<arena::Interval> rest;
+      std::vector<size_t> restChain;
+      for (auto [c, chain] : llvm::enumerate(chains))
+        if (chainHome[c] < 0) {
+          rest.push_back(chain);
+          restChain.push_back(c);
+        }
+      std::vector<uint64_t> restOffsets = arena::pack(rest, kAlignment, &total);
+      bound = arena::lowerBound(rest, kAlignment);
+      for (auto [i, c] : llvm::enumerate(restChain))
+        chainOffset[c] = restOffsets[i];
+      for (size_t a = 0; a < packed.size(); ++a) {
+        offsets[a] = chainOffset[chainOf[a]];
+        home[a] = chainHome[chainOf[a]];
+      }
+      for (auto [c, chain] : llvm::enumerate(chains))
+        if (chainHome[c] >= 0)
+          borrowed += arena::alignUp(chain.bytes, kAlignment);
     }
 
     Builder builder(&getContext());
     for (unsigned k = 0; k < numKernels; ++k) {
-      SmallVector<int64_t> kernelOffsets, live;
+      SmallVector<int64_t> kernelOffsets, live, borrowedBy;
       for (unsigned t : graph.results[k]) {
         const KernelGraph::Tensor &tensor = graph.tensors[t];
+        borrowedBy.push_back(arenaIndex[t] >= 0 ? home[arenaIndex[t]] : -1);
         if (tensor.output >= 0)
           kernelOffsets.push_back(-1 - tensor.output);
         else if (dynamic)
@@ -148,6 +177,10 @@ struct ThunderPlanMemory
       kernel->setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(kernelOffsets));
       kernel->setAttr(kInplaceAttr, builder.getDenseI64ArrayAttr(inplace[k]));
       kernel->setAttr(kLiveAttr, builder.getDenseI64ArrayAttr(live));
+      if (llvm::any_of(borrowedBy, [](int64_t b) { return b >= 0; }))
+        kernel->setAttr(kBorrowedAttr, builder.getDenseI64ArrayAttr(borrowedBy));
+      else
+        kernel->removeAttr(kBorrowedAttr);
     }
     auto i64 = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
     SmallVector<NamedAttribute> arenaInfo = {
@@ -157,9 +190,77 @@ struct ThunderPlanMemory
         builder.getNamedAttr("naive", i64(dynamic ? -1 : int64_t(naive)))};
     if (dynamic)
       arenaInfo.push_back(builder.getNamedAttr("dynamic", builder.getUnitAttr()));
+    if (borrowOutputs && !dynamic)
+      arenaInfo.push_back(builder.getNamedAttr("borrowed", i64(int64_t(borrowed))));
     func->setAttr(kArenaAttr, builder.getDictionaryAttr(arenaInfo));
 
-    addReuseWaits(graph, arenaIndex, offsets, dynamic);
+    addReuseWaits(graph, arenaIndex, offsets, home, dynamic);
+  }
+
+  /// Places chains that die before a function result is written into that
+  /// result's buffer (see the pass description): for each output buffer,
+  /// largest first, the longest run of the earliest-dying free chains that
+  /// packs into its bytes.
+  void borrowOutputBuffers(const KernelGraph &graph,
+                           const std::vector<arena::Interval> &chains,
+                           std::vector<int64_t> &chainHome,
+                           std::vector<uint64_t> &chainOffset) {
+    struct OutputBuffer {
+      int64_t index;
+      uint64_t bytes;
+      int64_t writtenAt;
+    };
+    SmallVector<OutputBuffer> buffers;
+    for (const KernelGraph::Tensor &tensor : graph.tensors)
+      if (tensor.output >= 0 && tensor.bytes && *tensor.bytes > 0)
+        buffers.push_back({tensor.output, static_cast<uint64_t>(*tensor.bytes),
+                           static_cast<int64_t>(tensor.kernel)});
+    llvm::stable_sort(buffers, [](const OutputBuffer &a, const OutputBuffer &b) {
+      return std::make_pair(-static_cast<int64_t>(a.bytes), a.index) <
+             std::make_pair(-static_cast<int64_t>(b.bytes), b.index);
+    });
+    for (const OutputBuffer &buffer : buffers) {
+      SmallVector<size_t> candidates;
+      for (auto [c, chain] : llvm::enumerate(chains))
+        if (chainHome[c] < 0 && chain.bytes > 0 && chain.last < buffer.writtenAt &&
+            chain.bytes <= buffer.bytes)
+          candidates.push_back(c);
+      llvm::stable_sort(candidates, [&](size_t a, size_t b) {
+        return chains[a].last < chains[b].last;
+      });
+      // The first `n` candidates, packed; empty when they do not fit.
+      auto packPrefix = [&](size_t n) -> std::optional<std::vector<uint64_t>> {
+        std::vector<arena::Interval> prefix;
+        for (size_t i = 0; i < n; ++i)
+          prefix.push_back(chains[candidates[i]]);
+        uint64_t total = 0;
+        std::vector<uint64_t> offsets = arena::pack(prefix, kAlignment, &total);
+        for (size_t i = 0; i < n; ++i)
+          if (offsets[i] + prefix[i].bytes > buffer.bytes)
+            return std::nullopt;
+        return offsets;
+      };
+      size_t lo = 0, hi = candidates.size(); // prefix `lo` fits
+      std::optional<std::vector<uint64_t>> best = std::vector<uint64_t>();
+      if (auto all = packPrefix(hi)) {
+        lo = hi;
+        best = std::move(all);
+      } else {
+        while (hi - lo > 1) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (auto fit = packPrefix(mid)) {
+            lo = mid;
+            best = std::move(fit);
+          } else {
+            hi = mid;
+          }
+        }
+      }
+      for (size_t i = 0; i < lo; ++i) {
+        chainHome[candidates[i]] = buffer.index;
+        chainOffset[candidates[i]] = (*best)[i];
+      }
+    }
   }
 
   /// For each result of kernel `k`, the operand whose bytes it takes, or -1
@@ -214,7 +315,8 @@ struct ThunderPlanMemory
   /// that an earlier tensor used must run after that tensor's producer and
   /// readers: adds the waits that are not already implied.
   void addReuseWaits(const KernelGraph &graph, ArrayRef<int64_t> arenaIndex,
-                     ArrayRef<uint64_t> offsets, bool dynamic) {
+                     ArrayRef<uint64_t> offsets, ArrayRef<int64_t> home,
+                     bool dynamic) {
     size_t numKernels = graph.kernels.size();
     SmallVector<int64_t> streams(numKernels, 0);
     bool several = false;
@@ -227,11 +329,21 @@ struct ThunderPlanMemory
       return;
     int64_t numStreams = *std::max_element(streams.begin(), streams.end()) + 1;
 
-    // The extent of every arena tensor, for the static overlap test.
-    auto extent = [&](unsigned t) {
+    // The bytes a tensor occupies, for the static overlap test: (buffer,
+    // begin, end), the buffer -1 for the arena or k for function result k's
+    // (which its own kernel writes whole, over whatever borrowed it).
+    struct Extent {
+      int64_t buffer;
+      uint64_t begin, end;
+    };
+    auto extent = [&](unsigned t) -> Extent {
+      const KernelGraph::Tensor &tensor = graph.tensors[t];
+      uint64_t bytes = static_cast<uint64_t>(tensor.bytes.value_or(0));
+      if (arenaIndex[t] < 0)
+        return {tensor.output, 0, bytes};
       uint64_t begin = offsets[arenaIndex[t]];
-      return std::make_pair(
-          begin, begin + arena::alignUp(*graph.tensors[t].bytes, kAlignment));
+      return {home[arenaIndex[t]], begin,
+              begin + arena::alignUp(bytes, kAlignment)};
     };
     // Tensors by last use, for the run-time arena's dead frontier.
     SmallVector<unsigned> byLastUse;
@@ -289,17 +401,18 @@ struct ThunderPlanMemory
         for (unsigned u : graph.inputs[k])
           if (arenaIndex[u] >= 0 && graph.lastUse(u) == k)
             touchers(u); // an in-place input's other readers
-      } else if (writesArena) {
+      } else if (!dynamic) {
         for (unsigned t : graph.results[k]) {
-          if (arenaIndex[t] < 0 || !*graph.tensors[t].bytes)
+          Extent mine = extent(t);
+          if (mine.begin == mine.end)
             continue;
-          auto [begin, end] = extent(t);
           for (auto [u, index] : llvm::enumerate(arenaIndex)) {
             if (index < 0 || u == t || graph.tensors[u].kernel >= k ||
-                graph.lastUse(u) > k || !*graph.tensors[u].bytes)
+                graph.lastUse(u) > k)
               continue;
-            auto [otherBegin, otherEnd] = extent(u);
-            if (otherBegin < end && begin < otherEnd)
+            Extent other = extent(u);
+            if (other.buffer == mine.buffer && other.begin < mine.end &&
+                mine.begin < other.end)
               touchers(u);
           }
         }

@@ -248,6 +248,22 @@ def ThunderPlanMemory : Pass<"thunder-plan-memory", "func::FuncOp"> {
     may be reused, so every kernel waits for the kernels of the tensors
     dead before it.
 
+    Borrowing output buffers (option `borrow-outputs`, off by default: a
+    backend must read `thunder.borrowed` before it is turned on): a function
+    result's buffer is the caller's memory, but it holds nothing until the
+    result's kernel writes it, so tensors that die before then may live in
+    it. For each function result (largest first) the arena tensors (in-place
+    chains whole) whose last reader runs before that result's kernel are
+    packed into its buffer, as many of the earliest-dying as fit. Their
+    `thunder.offsets` entries are then offsets into that result's buffer,
+    and `thunder.borrowed = array<i64: ...>` on the kernel gives, for each
+    result, the function result whose buffer holds it, or -1 (the arena).
+    `thunder.arena` gains `borrowed = B` (their bytes); `lower_bound` is
+    then the bound of the tensors left in the arena. Static shapes only. For
+    an LM whose logits are the largest tensor, every intermediate before the
+    head fits in the logits' buffer and the peak (arena + outputs) drops to
+    eager's.
+
     Before:
     ```mlir
     %a = thunder.fusion pointwise "a" (%x) {thunder.stream = 0 : i64} : (tensor<256xf32>) -> tensor<256xf32> {...}
@@ -261,6 +277,11 @@ def ThunderPlanMemory : Pass<"thunder-plan-memory", "func::FuncOp"> {
       %b = thunder.fusion pointwise "b" (%a) {thunder.inplace = array<i64: -1>, thunder.live = array<i64: 1, 1>, thunder.offsets = array<i64: -1>, ...}
     ```
   }];
+  let options = [
+    Option<"borrowOutputs", "borrow-outputs", "bool", /*default=*/"false",
+           "Place tensors that die before a function result is written in "
+           "that result's buffer (recorded in thunder.borrowed)">,
+  ];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }
 

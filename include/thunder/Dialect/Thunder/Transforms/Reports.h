@@ -38,6 +38,9 @@ struct PlannedTensor {
   int64_t first = 0, last = 0; ///< live interval, in schedule positions
   int64_t inplaceOperand = -1; ///< operand whose bytes it takes, or -1
   std::string inplaceFrom;     ///< name of the tensor it takes them from
+  /// The function result whose buffer holds it before that result is
+  /// written (thunder.borrowed; `offset` is then into that buffer), or -1.
+  int64_t inOutput = -1;
 };
 
 /// The memory plan of one function (its thunder.arena and every kernel's
@@ -47,6 +50,7 @@ struct FunctionMemoryPlan {
   int64_t kernels = 0;
   int64_t alignment = 0;
   int64_t arenaBytes = -1, lowerBound = -1, naive = -1; ///< -1 when dynamic
+  int64_t borrowed = -1; ///< bytes placed in output buffers; -1: not enabled
   int64_t outputBytes = -1; ///< bytes written to the caller's buffers
   bool dynamic = false;
   std::vector<PlannedTensor> tensors; ///< in schedule order
