@@ -37,6 +37,7 @@
 #include "Bindings.h"
 #include "thunder-c/runtime.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Dialect/Thunder/Transforms/Reports.h"
 #include "thunder/Driver/Driver.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
@@ -298,6 +299,85 @@ public:
     return reinterpret_cast<uintptr_t>(address);
   }
 
+  /// The memory plan after the graph and kernel pipelines, which run on a
+  /// copy (the graph pipeline only unless run_graph_pipeline ran), so this
+  /// Module stays as it is: what `thunder-compile --compile-to=plan
+  /// --report=fusion,memory` shows, as data. Returns {"function",
+  /// "kernels", "alignment", "arena", "lower_bound", "naive", "outputs",
+  /// "dynamic", "tensors", "memory_report", "fusion_report"}; each tensor is
+  /// {"name", "type", "kernel", "result", "bytes", "offset", "output",
+  /// "first", "last", "inplace_from", "inplace_operand", "in_output"}, with
+  /// None for what the plan leaves open (offsets and sizes packed at run
+  /// time, the arena offset of an output). `borrow_outputs` plans with
+  /// thunder-plan-memory's borrow-outputs (offsets of tensors with an
+  /// `in_output` are into that output's buffer; "borrowed" counts them).
+  py::dict memoryPlan(bool fuse, bool decomposeComposites, bool borrowOutputs) {
+    std::vector<thunder::FunctionMemoryPlan> plans;
+    std::string memoryText, fusionText, message;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      DiagnosticCollector diagnostics(*context);
+      mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
+      if (!graphApplied && mlir::failed(graphPipeline(*copy, decomposeComposites)))
+        message = diagnostics.message("the graph pipeline failed");
+      if (message.empty()) {
+        mlir::PassManager pm(context.get());
+        thunder::KernelPipelineOptions options;
+        options.fuse = fuse;
+        options.borrowOutputs = borrowOutputs;
+        thunder::buildThunderKernelPipeline(pm, options);
+        if (mlir::failed(pm.run(*copy)))
+          message = diagnostics.message("the kernel pipelines failed");
+      }
+      if (message.empty()) {
+        plans = thunder::collectMemoryPlans(*copy);
+        memoryText = thunder::formatMemoryReport(*copy);
+        fusionText = thunder::formatFusionReport(*copy);
+        if (plans.empty())
+          message = "the kernel pipelines planned no function";
+      }
+    }
+    if (!message.empty())
+      throw CompileFailure(message);
+    const thunder::FunctionMemoryPlan &plan = plans.front();
+    auto orNone = [](bool known, int64_t value) -> py::object {
+      return known ? py::object(py::int_(value)) : py::object(py::none());
+    };
+    py::list tensors;
+    for (const thunder::PlannedTensor &t : plan.tensors) {
+      py::dict entry;
+      entry["name"] = t.name;
+      entry["type"] = t.type;
+      entry["kernel"] = t.kernel;
+      entry["result"] = t.result;
+      entry["bytes"] = orNone(t.bytes >= 0, t.bytes);
+      entry["offset"] = orNone(t.output < 0 && !t.runtime, t.offset);
+      entry["output"] = orNone(t.output >= 0, t.output);
+      entry["first"] = t.first;
+      entry["last"] = t.last;
+      entry["inplace_from"] = t.inplaceFrom.empty() ? py::object(py::none())
+                                                    : py::object(py::str(t.inplaceFrom));
+      entry["inplace_operand"] = orNone(t.inplaceOperand >= 0, t.inplaceOperand);
+      entry["in_output"] = orNone(t.inOutput >= 0, t.inOutput);
+      tensors.append(entry);
+    }
+    py::dict result;
+    result["function"] = plan.function;
+    result["kernels"] = plan.kernels;
+    result["alignment"] = plan.alignment;
+    result["arena"] = orNone(!plan.dynamic, plan.arenaBytes);
+    result["lower_bound"] = orNone(!plan.dynamic, plan.lowerBound);
+    result["naive"] = orNone(!plan.dynamic, plan.naive);
+    result["outputs"] = orNone(plan.outputBytes >= 0, plan.outputBytes);
+    result["borrowed"] = orNone(plan.borrowed >= 0, plan.borrowed);
+    result["dynamic"] = plan.dynamic;
+    result["tensors"] = tensors;
+    result["memory_report"] = memoryText;
+    result["fusion_report"] = fusionText;
+    return result;
+  }
+
 private:
   mlir::LogicalResult kernelPipeline(mlir::ModuleOp op, bool fuse) {
     mlir::PassManager pm(context.get());
@@ -551,6 +631,13 @@ PYBIND11_MODULE(_C, m) {
            py::arg("decompose_composites") = false,
            "Runs the graph-level pipeline (thunder-compile "
            "--compile-to=graph) in place; raises CompileError on failure.")
+      .def("memory_plan", &Module::memoryPlan, py::arg("fuse") = true,
+           py::arg("decompose_composites") = false,
+           py::arg("borrow_outputs") = false,
+           "The memory plan after the graph and kernel pipelines (run on a "
+           "copy): arena, lower_bound, naive and outputs bytes, every "
+           "kernel result's bytes, offset, live interval and in-place source, "
+           "and the memory and fusion reports as text. Raises CompileError.")
       .def("verify", &Module::verify, "Whether the module verifies.")
       .def("op_histogram", &Module::opHistogram,
            "Op name -> number of uses, over every op below the module.")
