@@ -164,7 +164,6 @@ LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
     else
       literal = std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
     splats.push_back({op.getResult(), literal});
-    slots.push_back(op.getResult());
     return success();
   }
   // Dense data (a small literal or a resource blob) goes into the blob.
@@ -252,6 +251,139 @@ void Emitter::emitShapes(llvm::raw_ostream &os) {
         emitShape(r);
 }
 
+
+//===----------------------------------------------------------------------===//
+// The memory plan (thunder-plan-memory)
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr int64_t kRuntimeOffset = -9223372036854775807LL;
+} // namespace
+
+LogicalResult Emitter::readMemoryPlan() {
+  auto arena = func->getAttrOfType<DictionaryAttr>("thunder.arena");
+  if (!arena)
+    return func.emitError("the CPU backend needs the memory plan "
+                          "(thunder.arena); run thunder-plan-memory first");
+  dynamicArena = arena.get("dynamic") != nullptr;
+  if (auto bytes = arena.getAs<IntegerAttr>("bytes"))
+    arenaBytes = bytes.getInt();
+  // Arena tensors packed at run time, in schedule order, by value.
+  llvm::DenseMap<Value, int64_t> runtimeIndex;
+  auto viewed = [](Value v) {
+    while (auto r = dyn_cast_or_null<ReshapeOp>(v.getDefiningOp()))
+      v = r.getOperand();
+    return v;
+  };
+  for (auto fusion : func.getBody().front().getOps<FusionOp>()) {
+    auto offsets = fusion->getAttrOfType<DenseI64ArrayAttr>("thunder.offsets");
+    auto live = fusion->getAttrOfType<DenseI64ArrayAttr>("thunder.live");
+    auto inplace = fusion->getAttrOfType<DenseI64ArrayAttr>("thunder.inplace");
+    auto borrowed = fusion->getAttrOfType<DenseI64ArrayAttr>("thunder.borrowed");
+    if (!offsets || offsets.size() != fusion.getNumResults())
+      return fusion.emitError("a kernel without its memory plan "
+                              "(thunder.offsets); run thunder-plan-memory first");
+    for (auto [i, result] : llvm::enumerate(fusion.getResults())) {
+      Placement p;
+      p.value = result;
+      int64_t offset = offsets[i];
+      if (offset == kRuntimeOffset) {
+        if (!live || !inplace)
+          return fusion.emitError("a run-time arena needs thunder.live and "
+                                  "thunder.inplace");
+        p.kind = Placement::Runtime;
+        p.index = runtimeIndex.size();
+        RuntimeTensor t{result, live[2 * i], live[2 * i + 1], -1};
+        if (int64_t operand = inplace[i]; operand >= 0) {
+          auto it = runtimeIndex.find(viewed(fusion.getInputs()[operand]));
+          if (it != runtimeIndex.end())
+            t.reuses = it->second;
+        }
+        runtimeIndex[result] = p.index;
+        runtimeTensors.push_back(t);
+      } else if (offset < 0) {
+        p.kind = Placement::Output;
+        p.output = -1 - offset;
+      } else if (borrowed && borrowed[i] >= 0) {
+        p.kind = Placement::Borrowed;
+        p.output = borrowed[i];
+        p.offset = offset;
+      } else {
+        p.kind = Placement::Arena;
+        p.offset = offset;
+      }
+      placements.push_back(p);
+    }
+  }
+  return success();
+}
+
+void Emitter::emitLayout(llvm::raw_ostream &os) {
+  // The arena first, then a 64-byte aligned slot per splat constant (filled
+  // at the start of each run) that a library kernel reads from memory.
+  os << "/// Workspace offsets (run-time arena tensors, then splat constants);\n"
+        "/// returns the total bytes.\n"
+        "static uint64_t layout(const int64_t *sym, uint64_t *offsets) {\n"
+        "  (void)sym; (void)offsets;\n";
+  if (!dynamicArena) {
+    os << "  uint64_t at = " << arenaBytes << "ULL;\n";
+  } else {
+    os << "  // The arena's plan for these sizes (thunder::arena::packTensors,\n"
+          "  // what the compiler does for static shapes), remembered per size.\n"
+          "  static std::mutex mutex;\n"
+          "  static std::vector<int64_t> lastSym;\n"
+          "  static std::vector<uint64_t> lastOffsets;\n"
+          "  static uint64_t lastTotal = 0;\n"
+          "  std::vector<int64_t> key(sym, sym + kNumSymbols);\n"
+          "  std::lock_guard<std::mutex> lock(mutex);\n"
+          "  if (lastOffsets.empty() || key != lastSym) {\n"
+          "    std::vector<thunder::arena::Tensor> tensors(" << runtimeTensors.size() << ");\n";
+    for (auto [i, t] : llvm::enumerate(runtimeTensors))
+      os << "    tensors[" << i << "] = {uint64_t((" << numelExpr(t.value) << ") * "
+         << elementBytes(typeOf(t.value).getElementType()) << "), " << t.first
+         << ", " << t.last << ", " << t.reuses << "};\n";
+    os << "    lastOffsets = thunder::arena::packTensors(tensors, 64, &lastTotal);\n"
+          "    lastSym = key;\n  }\n"
+          "  std::copy(lastOffsets.begin(), lastOffsets.end(), offsets);\n"
+          "  uint64_t at = lastTotal;\n";
+  }
+  size_t base = runtimeTensors.size();
+  for (auto [i, splat] : llvm::enumerate(splats)) {
+    Value v = splat.first;
+    os << "  at = (at + 63) & ~63ULL; offsets[" << base + i << "] = at; at += ("
+       << numelExpr(v) << ") * " << elementBytes(typeOf(v).getElementType())
+       << "ULL;\n";
+  }
+  os << "  return at;\n}\n\n";
+}
+
+void Emitter::emitPlacements(llvm::raw_ostream &os) {
+  for (const Placement &p : placements) {
+    Value v = p.value;
+    std::string type = elem(v);
+    os << "  " << type << " *" << name(v) << " = ";
+    switch (p.kind) {
+    case Placement::Arena:
+      os << "reinterpret_cast<" << type << " *>(ws + " << p.offset << ");\n";
+      break;
+    case Placement::Runtime:
+      os << "reinterpret_cast<" << type << " *>(ws + offsets[" << p.index << "]);\n";
+      break;
+    case Placement::Output:
+      os << "static_cast<" << type << " *>(outputs[" << p.output << "].data);\n";
+      break;
+    case Placement::Borrowed:
+      os << "reinterpret_cast<" << type << " *>(static_cast<char *>(outputs["
+         << p.output << "].data) + " << p.offset << ");\n";
+      break;
+    }
+  }
+  size_t base = runtimeTensors.size();
+  for (auto [i, splat] : llvm::enumerate(splats))
+    os << "  " << elem(splat.first) << " *" << name(splat.first) << " = reinterpret_cast<"
+       << elem(splat.first) << " *>(ws + offsets[" << base + i << "]);\n";
+}
+
 LogicalResult Emitter::run(EmittedSources &out) {
   // Names and storage.
   for (BlockArgument arg : func.getArguments())
@@ -276,8 +408,6 @@ LogicalResult Emitter::run(EmittedSources &out) {
       }
       if (auto c = dyn_cast<ConstantOp>(op))
         ok &= succeeded(emitConstant(c, llvm::nulls()));
-      else if (!isa<ReshapeOp>(op))
-        slots.push_back(result);
     }
   }
   // Element types inside kernels.
@@ -289,7 +419,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
         ok = false;
       }
   });
-  if (!ok)
+  if (!ok || failed(readMemoryPlan()))
     return failure();
 
   std::string text;
@@ -298,7 +428,9 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "' (target cpu). Do not edit.\n"
      << "// One block per kernel, in launch order; each names its ops and source lines.\n"
      << "#include \"thunder_cpu.h\"\n#include \"thunder-c/artifact.h\"\n\n"
-     << "#include <cstdio>\n\n"
+     << "#include <cstdio>\n"
+     << (dynamicArena ? "#include <mutex>\n#include \"thunder_arena_packing.h\"\n" : "")
+     << "\n"
      << "using namespace thunder_cpu;\n\n"
      << (options.externalWeights
              ? "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n"
@@ -314,29 +446,20 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "  return out;\n}\n\n";
   emitSymbols(os);
 
-  // Workspace layout: one 64-byte aligned slot per computed value.
-  os << "/// Workspace offsets of every computed value; returns the total bytes.\n"
-        "static uint64_t layout(const int64_t *sym, uint64_t *offsets) {\n"
-        "  (void)sym;\n  uint64_t at = 0;\n";
-  for (auto [i, v] : llvm::enumerate(slots))
-    os << "  offsets[" << i << "] = at; at += ((" << numelExpr(v) << ") * "
-       << elementBytes(typeOf(v).getElementType()) << "ULL + 63) & ~63ULL;\n";
-  os << "  return at;\n}\n\n";
+  emitLayout(os);
 
   os << "int run_model(const unsigned char *weights, const thunder_tensor *inputs,\n"
         "              const thunder_tensor *outputs, void *workspace) {\n"
         "  (void)weights;\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
-        "  uint64_t offsets[" << slots.size() + 1 << "];\n"
+        "  uint64_t offsets[" << numOffsets() << "];\n"
         "  layout(sym, offsets);\n"
         "  char *ws = static_cast<char *>(workspace);\n  (void)ws;\n";
   emitShapes(os);
   for (BlockArgument arg : func.getArguments())
     os << "  const " << elem(arg) << " *" << name(arg) << " = static_cast<const "
        << elem(arg) << " *>(inputs[" << arg.getArgNumber() << "].data);\n";
-  for (auto [i, v] : llvm::enumerate(slots))
-    os << "  " << elem(v) << " *" << name(v) << " = reinterpret_cast<" << elem(v)
-       << " *>(ws + offsets[" << i << "]);\n";
+  emitPlacements(os);
   for (auto &[v, b] : blobOffsets)
     os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
        << elem(v) << " *>(weights + " << b << ");\n";
@@ -354,10 +477,14 @@ LogicalResult Emitter::run(EmittedSources &out) {
 
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   os << "  // Results.\n";
+  // Kernels wrote their results into the caller's buffers (the memory
+  // plan); what was not written there (an input, a weight, a value returned
+  // twice) is copied.
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    os << "  std::memcpy(outputs[" << i << "].data, " << name(v) << ", ("
-       << numelExpr(v) << ") * " << elementBytes(typeOf(v).getElementType())
-       << "ULL);\n";
+    os << "  if (static_cast<const void *>(" << name(v) << ") != outputs[" << i
+       << "].data)\n    std::memcpy(outputs[" << i << "].data, " << name(v)
+       << ", (" << numelExpr(v) << ") * "
+       << elementBytes(typeOf(v).getElementType()) << "ULL);\n";
   os << "  return 0;\n}\n\n";
 
   // Output shapes and workspace size from the inputs.
@@ -370,7 +497,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
   os << "  return 0;\n}\n\n"
      << "uint64_t workspace_bytes(const void *, const thunder_tensor *inputs) {\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
-        "  uint64_t offsets[" << slots.size() + 1 << "];\n"
+        "  uint64_t offsets[" << numOffsets() << "];\n"
         "  return layout(sym, offsets);\n}\n\n";
   // The weights file first: the entry's create() checks its exact size.
   std::string weightsFile;
@@ -384,6 +511,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
                          std::move(weightsFile)});
     out.artifacts.push_back(options.modelName + ".safetensors");
     out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
+    out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
     out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
     out.compileUnits = {"model.cpp"};
     return success();
@@ -398,6 +526,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
                     "\t.incbin \"weights.bin\"\n\t.byte 0\n"
                     "\t.section .note.GNU-stack,\"\",@progbits\n"});
   out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
+  out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
   out.compileUnits = {"model.cpp", "weights.S"};
   return success();

@@ -116,8 +116,28 @@ private:
   const ShapePlan &plan;
   const TargetOptions &options;
   llvm::DenseMap<Value, std::string> names;
-  /// Values computed into the workspace, in slot order.
-  std::vector<Value> slots;
+  /// Where each kernel result lives (thunder-plan-memory).
+  struct Placement {
+    enum Kind { Arena, Runtime, Output, Borrowed } kind = Arena;
+    Value value;
+    int64_t offset = 0; ///< Arena, Borrowed: byte offset
+    int64_t output = 0; ///< Output, Borrowed: function result
+    int64_t index = 0;  ///< Runtime: index among runtimeTensors
+  };
+  std::vector<Placement> placements;
+  /// Arena tensors packed at run time (dynamic shapes), in schedule order.
+  struct RuntimeTensor {
+    Value value;
+    int64_t first, last, reuses;
+  };
+  std::vector<RuntimeTensor> runtimeTensors;
+  bool dynamicArena = false;
+  int64_t arenaBytes = 0;
+  /// Entries of the generated offsets[] array.
+  size_t numOffsets() const { return runtimeTensors.size() + splats.size() + 1; }
+  LogicalResult readMemoryPlan();
+  void emitLayout(llvm::raw_ostream &os);
+  void emitPlacements(llvm::raw_ostream &os);
   /// Splat constants filled at the start of a run.
   std::vector<std::pair<Value, std::string>> splats;
   /// The weights blob and each constant's offset in it.
