@@ -184,7 +184,10 @@ LogicalResult WeightFolder::foldOp(Operation *op) {
 
   // Every operand known, and the result not much larger than what it is
   // computed from (a splat result costs nothing, whatever its shape).
+  // The result is named after its largest weight operand, and of equal ones
+  // the least derived (shortest name): w * scale[:, None] is "w.mul".
   int64_t sourceElements = 0, materialized = type.getNumElements();
+  int64_t namedElements = 0;
   StringRef name;
   bool allSplats = true;
   for (Value operand : op->getOperands()) {
@@ -194,8 +197,13 @@ LogicalResult WeightFolder::foldOp(Operation *op) {
     sourceElements += source->elements;
     materialized = std::max(materialized, source->materialized);
     allSplats &= source->elements == 1;
-    if (name.empty())
+    if (!source->name.empty() &&
+        (source->elements > namedElements ||
+         (source->elements == namedElements &&
+          source->name.size() < name.size()))) {
       name = source->name;
+      namedElements = source->elements;
+    }
   }
   int64_t elementBytes = getElementBytes(type.getElementType());
   auto tooLarge = [&](int64_t elements) {
