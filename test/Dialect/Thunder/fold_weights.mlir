@@ -93,6 +93,30 @@ func.func @data_movement() -> (tensor<3xi64>, tensor<8xi32>, tensor<3x2xf32>, te
 
 // -----
 
+// Gathers of constants by constant indices (BERT's position embeddings).
+// CHECK-LABEL: func.func @gathers
+// CHECK-NEXT:  dense<{{\[}}[3, 1], [6, 6]]> : tensor<2x2xi64>
+// CHECK-NEXT:  dense<{{\[}}[3, 1], [6, 4]]> : tensor<2x2xi64>
+// CHECK:       dense<{{\[\[}}[5, 6], [1, 2]]]> : tensor<1x2x2xi64>
+// CHECK:       thunder.embedding
+// CHECK-NEXT:  return
+func.func @gathers() -> (tensor<2x2xi64>, tensor<2x2xi64>, tensor<1x2x2xi64>, tensor<1x1x2xi64>) {
+  %t = thunder.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %gi = thunder.constant dense<[[2, 0], [2, 2]]> : tensor<2x2xi64>
+  %g = thunder.gather %t, %gi dim = 1 : (tensor<2x3xi64>, tensor<2x2xi64>) -> tensor<2x2xi64>
+  %si = thunder.constant dense<[2, 0]> : tensor<2xi32>
+  %s = thunder.index_select %t, %si dim = 1 : (tensor<2x3xi64>, tensor<2xi32>) -> tensor<2x2xi64>
+  %table = thunder.constant dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi64>
+  %ids = thunder.constant dense<[[2, 0]]> : tensor<1x2xi64>
+  %e = thunder.embedding %table, %ids : (tensor<3x2xi64>, tensor<1x2xi64>) -> tensor<1x2x2xi64>
+  // Out of range: PyTorch raises, so it is left to run.
+  %bad = thunder.constant dense<[[3]]> : tensor<1x1xi64>
+  %eb = thunder.embedding %table, %bad : (tensor<3x2xi64>, tensor<1x1xi64>) -> tensor<1x1x2xi64>
+  return %g, %s, %e, %eb : tensor<2x2xi64>, tensor<2x2xi64>, tensor<1x2x2xi64>, tensor<1x1x2xi64>
+}
+
+// -----
+
 // Elementwise ops with PyTorch's semantics: compare and where, clamp,
 // float to int truncates toward zero, floor division and remainder follow
 // the divisor's sign, max and mean reductions, expand, i1 logic, gelu, and

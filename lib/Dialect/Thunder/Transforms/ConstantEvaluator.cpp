@@ -1,8 +1,8 @@
 //===- ConstantEvaluator.cpp - Thunder ops evaluated at compile time ------===//
 //
 // Reads constant tensors from their attributes (resource blobs without a
-// copy), computes views, data movement, elementwise ops, conversions and
-// reductions over them with PyTorch's semantics, and writes the results back
+// copy), computes views, data movement, gathers, elementwise ops, conversions
+// and reductions over them with PyTorch's semantics, and writes the results back
 // as attributes. Floating-point arithmetic runs in double and rounds once to
 // the result type (f16 and bf16 through f32, as PyTorch computes them), so a
 // single op gives PyTorch's f32 result exactly for +, -, *, / and sqrt.
@@ -485,6 +485,69 @@ static ConstantTensor evalPad(PadOp op, RankedTensorType type,
 }
 
 //===----------------------------------------------------------------------===//
+// Gathers
+//===----------------------------------------------------------------------===//
+
+/// Index `i` of `index`, or std::nullopt when it is outside [0, size):
+/// PyTorch raises on such an index, so the op is left to run.
+static std::optional<int64_t> indexAt(const ConstantTensor &index, int64_t i,
+                                      int64_t size) {
+  int64_t value = index.getInt(i);
+  if (value < 0 || value >= size)
+    return std::nullopt;
+  return value;
+}
+
+/// torch.gather: result[p] = input[p with p[dim] = index[p]].
+static FailureOr<ConstantTensor> evalGather(int64_t dim, RankedTensorType type,
+                                            const ConstantTensor &input,
+                                            const ConstantTensor &index) {
+  SmallVector<int64_t> inputStrides = stridesOf(input);
+  int64_t dimSize = input.getType().getDimSize(dim), dimStride = inputStrides[dim];
+  inputStrides[dim] = 0;
+  ConstantTensor result = ConstantTensor::allocate(type, /*splat=*/false);
+  bool inRange = true;
+  forEachIndex(type.getShape(), 0, stridesOf(type.getShape()), 0, inputStrides,
+               [&](int64_t dst, int64_t src) {
+                 std::optional<int64_t> i = indexAt(index, dst, dimSize);
+                 if (!i) {
+                   inRange = false;
+                   return;
+                 }
+                 copyElement(result, dst, input, src + *i * dimStride);
+               });
+  if (!inRange)
+    return failure();
+  return result;
+}
+
+/// torch.index_select: result[o, k, i] = input[o, index[k], i] around `dim`;
+/// embedding is index_select of rows, shaped like the indices.
+static FailureOr<ConstantTensor> evalIndexSelect(int64_t dim,
+                                                 RankedTensorType type,
+                                                 const ConstantTensor &input,
+                                                 const ConstantTensor &index) {
+  ArrayRef<int64_t> shape = input.getType().getShape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    inner *= shape[d];
+  int64_t count = index.getNumElements(), dimSize = shape[dim];
+  ConstantTensor result = ConstantTensor::allocate(type, /*splat=*/false);
+  for (int64_t k = 0; k < count; ++k) {
+    std::optional<int64_t> row = indexAt(index, k, dimSize);
+    if (!row)
+      return failure();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        copyElement(result, (o * count + k) * inner + i, input,
+                    (o * dimSize + *row) * inner + i);
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 
@@ -931,7 +994,7 @@ static FailureOr<ConstantTensor> evalReduction(Reduction kind,
 
 bool mlir::thunder::isEvaluable(Operation *op) {
   if (isa<ReshapeOp, TransposeOp, BroadcastOp, ExpandOp, SliceOp, ConcatOp,
-          PadOp, ConvertOp, CompareOp, WhereOp, ClampOp, SumOp, MeanOp, MaxOp,
+          PadOp, GatherOp, IndexSelectOp, EmbeddingOp, ConvertOp, CompareOp, WhereOp, ClampOp, SumOp, MeanOp, MaxOp,
           MinOp, ProdOp>(op))
     return true;
   return unaryFloatFn(op) || binaryFloatFn(op) || intFn(op);
@@ -969,6 +1032,23 @@ mlir::thunder::evaluate(Operation *op, ArrayRef<const ConstantTensor *> operands
       .Case([&](SliceOp slice) { return evalSlice(slice, type, *first); })
       .Case([&](ConcatOp concat) { return evalConcat(concat, type, operands); })
       .Case([&](PadOp pad) { return evalPad(pad, type, *first); })
+      .Case([&](GatherOp gather) {
+        return evalGather(gather.getDim(), type, *first, *operands[1]);
+      })
+      .Case([&](IndexSelectOp select) {
+        return evalIndexSelect(select.getDim(), type, *first, *operands[1]);
+      })
+      .Case([&](EmbeddingOp) {
+        // Rows of the table, the result shaped [indices..., D].
+        auto rows = RankedTensorType::get(
+            {operands[1]->getNumElements(), first->getType().getDimSize(1)},
+            type.getElementType());
+        FailureOr<ConstantTensor> selected =
+            evalIndexSelect(0, rows, *first, *operands[1]);
+        if (failed(selected))
+          return selected;
+        return FailureOr<ConstantTensor>(selected->withType(type));
+      })
       .Case([&](ConvertOp) { return evalConvert(type, *first); })
       .Case([&](CompareOp compare) {
         return evalCompare(compare, type, *operands[0], *operands[1]);

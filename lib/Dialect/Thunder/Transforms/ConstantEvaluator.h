@@ -93,14 +93,15 @@ private:
 int64_t getElementBytes(Type type);
 
 /// Whether the evaluator computes `op` (over any known operand values):
-/// views and data movement, elementwise arithmetic, conversions, comparisons
-/// and reductions.
+/// views and data movement, gathers (gather, index_select, embedding),
+/// elementwise arithmetic, conversions, comparisons and reductions.
 bool isEvaluable(Operation *op);
 
 /// Computes the single result of `op` from its operands' values (one per
 /// operand, in order). Fails when `op` is not evaluable, its result type is
 /// not static, or a value has no compile-time meaning (integer division by
-/// zero, a float converted to an integer out of its range).
+/// zero, a float converted to an integer out of its range, an index out of
+/// range).
 FailureOr<ConstantTensor> evaluate(Operation *op,
                                    ArrayRef<const ConstantTensor *> operands);
 
