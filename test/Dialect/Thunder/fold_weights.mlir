@@ -162,6 +162,24 @@ func.func @elementwise() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor
 
 // -----
 
+// f8 weights are dequantized at compile time (f8 -> f32 is exact); rounding
+// into f8 (which saturates or gives NaN depending on the kernel) is left to
+// the target.
+// CHECK-LABEL: func.func @f8
+// CHECK-NEXT:  %[[F:.+]] = thunder.constant dense<[1.000000e+00, 4.480000e+02]> : tensor<2xf32>
+// CHECK-NEXT:  %[[X:.+]] = thunder.constant dense<[1.000000e+00, 5.000000e+02]> : tensor<2xf32>
+// CHECK-NEXT:  %[[Q:.+]] = thunder.convert %[[X]] : tensor<2xf32> -> tensor<2xf8E4M3FN>
+// CHECK-NEXT:  return %[[F]], %[[Q]]
+func.func @f8() -> (tensor<2xf32>, tensor<2xf8E4M3FN>) {
+  %w = thunder.constant dense<[1.0, 448.0]> : tensor<2xf8E4M3FN>
+  %f = thunder.convert %w : tensor<2xf8E4M3FN> -> tensor<2xf32>
+  %x = thunder.constant dense<[1.0, 500.0]> : tensor<2xf32>
+  %q = thunder.convert %x : tensor<2xf32> -> tensor<2xf8E4M3FN>
+  return %f, %q : tensor<2xf32>, tensor<2xf8E4M3FN>
+}
+
+// -----
+
 // Splats stay splats, whatever their size.
 // CHECK-LABEL: func.func @splat
 // CHECK-NEXT:  %[[C:.+]] = thunder.constant dense<5.000000e-01> : tensor<1024x1024xf32>

@@ -1010,6 +1010,13 @@ mlir::thunder::evaluate(Operation *op, ArrayRef<const ConstantTensor *> operands
   const ConstantTensor *first = operands.empty() ? nullptr : operands[0];
   if (!first)
     return failure();
+  // The f8 types are only moved: how a value rounds into them (saturating
+  // or to NaN out of range) is the target's, as PyTorch's own differs
+  // between its kernels.
+  if (kindOf(type.getElementType()) == OtherFloat &&
+      !isa<ReshapeOp, TransposeOp, BroadcastOp, ExpandOp, SliceOp, ConcatOp,
+           GatherOp, IndexSelectOp, EmbeddingOp, WhereOp>(op))
+    return failure();
   auto reduce = [&](Reduction kind, ArrayRef<int64_t> dims) {
     return evalReduction(kind, dims, type, *first);
   };

@@ -101,7 +101,8 @@ bool isEvaluable(Operation *op);
 /// operand, in order). Fails when `op` is not evaluable, its result type is
 /// not static, or a value has no compile-time meaning (integer division by
 /// zero, a float converted to an integer out of its range, an index out of
-/// range).
+/// range), or it would round a value into an f8 type (f8 values are only
+/// moved, never computed).
 FailureOr<ConstantTensor> evaluate(Operation *op,
                                    ArrayRef<const ConstantTensor *> operands);
 

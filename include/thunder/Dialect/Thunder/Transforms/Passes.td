@@ -54,8 +54,9 @@ def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
     on weights runs per inference. Known values are constants (resource
     blobs, dense literals, splats) and broadcasts of them. Evaluated ops:
     views and data movement (reshape, transpose, broadcast, expand, slice,
-    concat, pad), convert, elementwise arithmetic, comparisons, where, clamp,
-    and the sum/mean/max/min/prod reductions. Ops are visited in program
+    concat, pad), gathers (gather, index_select, embedding), convert,
+    elementwise arithmetic, comparisons, where, clamp, and the
+    sum/mean/max/min/prod reductions. Ops are visited in program
     order, so chains (a transpose of a reshape of a convert of a weight) fold
     link by link.
 
@@ -98,8 +99,10 @@ def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
     the weights and in memory traffic. Such a broadcast still counts as known
     for its consumers, so `w * scale[:, None]` folds to one weight. Values
     with no compile-time meaning (integer division by zero, a float out of
-    an integer type's range) are left to run. Blobs elided from printed IR
-    have no bytes and are not folded.
+    an integer type's range, an index out of range) are left to run, and so
+    is rounding into an f8 type (saturating or NaN out of range, by kernel);
+    f8 values are only moved or converted to wider types. Blobs elided from
+    printed IR have no bytes and are not folded.
   }];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }
