@@ -273,7 +273,8 @@ LogicalResult WeightFolder::foldBatchNorm(BatchNormOp op) {
 
   // Named after the convolution's weight: "conv1.weight.bn_folded" and
   // "conv1.bias.bn_folded".
-  StringRef weightName = sourceOf(conv.getWeight())->name;
+  std::optional<Source> weightSource = sourceOf(conv.getWeight());
+  StringRef weightName = weightSource ? weightSource->name : StringRef();
   std::string weightBlob, biasBlob;
   if (!weightName.empty()) {
     StringRef stem = weightName;
