@@ -49,22 +49,60 @@ def ThunderDecomposeComposites : Pass<"thunder-decompose-composites",
 def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
   let summary = "Evaluate weight-only subgraphs at compile time";
   let description = [{
-    Every op whose operands are all constants (weights or literals) is
-    evaluated here and replaced by a new constant, so that nothing that
-    depends only on weights runs per inference: transposes, reshapes,
-    broadcasts, converts and elementwise arithmetic of weights. A
-    `thunder.batch_norm` (inference) whose statistics and affine parameters
-    are constants and whose input is a `thunder.convolution` with a constant
-    weight is folded into that convolution's weight and bias.
+    Evaluates every op whose operands are all known at compile time and
+    replaces it by a new `thunder.constant`, so that nothing that depends only
+    on weights runs per inference. Known values are constants (resource
+    blobs, dense literals, splats) and broadcasts of them. Evaluated ops:
+    views and data movement (reshape, transpose, broadcast, expand, slice,
+    concat, pad), gathers (gather, index_select, embedding), convert,
+    elementwise arithmetic, comparisons, where, clamp, and the
+    sum/mean/max/min/prod reductions. Ops are visited in program
+    order, so chains (a transpose of a reshape of a convert of a weight) fold
+    link by link.
+
+    The result is a `dense_resource` blob named after the weight it comes
+    from and the op (`fc.weight.T`, `w.to_bf16`), keeping the op's location;
+    a splat stays a splat, and a small result of literals alone stays a dense
+    literal. Arithmetic runs in double and rounds once to the result type;
+    f16 and bf16 round through f32 as PyTorch computes them, to nearest even.
+
+    A `thunder.batch_norm` whose input is a `thunder.convolution` with a
+    constant weight (and constant bias, if any), whose statistics and affine
+    parameters are constants, and whose convolution has no other user, is
+    folded into one convolution with
+    `W' = W * s`, `b' = (b - mean) * s + beta`, `s = gamma / sqrt(var + eps)`
+    per output channel (blobs `<conv>.weight.bn_folded`,
+    `<conv>.bias.bn_folded`).
 
     Before:
     ```mlir
+    %w  = thunder.constant dense_resource<fc.weight> : tensor<8x4xf32>
     %wt = thunder.transpose %w, permutation = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+    %y  = thunder.convolution %x, %k stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1
+        : (tensor<1x3x8x8xf32>, tensor<16x3x1x1xf32>) -> tensor<1x16x8x8xf32>
+    %z  = thunder.batch_norm %y, %mean, %var weight %g bias %b epsilon = 1.0e-05
+        : (tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
     ```
     After:
     ```mlir
-    %wt = thunder.constant dense_resource<w.T> : tensor<4x8xf32>
+    %wt = thunder.constant dense_resource<fc.weight.T> : tensor<4x8xf32>
+    %k2 = thunder.constant dense_resource<conv.weight.bn_folded> : tensor<16x3x1x1xf32>
+    %b2 = thunder.constant dense_resource<conv.bias.bn_folded> : tensor<16xf32>
+    %z  = thunder.convolution %x, %k2, %b2 stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1
+        : (tensor<1x3x8x8xf32>, tensor<16x3x1x1xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
     ```
+
+    Rationale: a result that would be much larger than the constants it is
+    computed from (over 64 KiB and more than twice their elements, e.g. a
+    bias broadcast to an activation's shape) is left as an op: a fused
+    kernel reads a broadcast for free, while a folded one costs its bytes in
+    the weights and in memory traffic. Such a broadcast still counts as known
+    for its consumers, so `w * scale[:, None]` folds to one weight. Values
+    with no compile-time meaning (integer division by zero, a float out of
+    an integer type's range, an index out of range) are left to run, and so
+    is rounding into an f8 type (saturating or NaN out of range, by kernel);
+    f8 values are only moved or converted to wider types. Blobs elided from
+    printed IR have no bytes and are not folded.
   }];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }
