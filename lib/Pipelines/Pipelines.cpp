@@ -47,6 +47,9 @@ void ::thunder::buildThunderFusionPipeline(
     fn.addPass(mlir::thunder::createThunderDecomposeComposites(decompose));
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());
+    // Decomposed batch_norms that follow no convolution leave weight-only
+    // arithmetic (the scale and shift) to fold.
+    fn.addPass(mlir::thunder::createThunderFoldWeights());
     fn.addPass(mlir::thunder::createThunderFuseEpilogues());
     fn.addPass(mlir::thunder::createThunderFuseReductions());
     fn.addPass(mlir::thunder::createThunderFusePointwise());

@@ -212,6 +212,12 @@ LogicalResult WeightFolder::foldOp(Operation *op) {
   };
   if (!allSplats && tooLarge(materialized))
     return failure();
+  // A broadcast that grows a weight stays an op: a fused kernel reads the
+  // small weight in place, and the model stays independent of the batch
+  // size it was exported with. Its consumers still fold through it.
+  if (isa<BroadcastOp, ExpandOp>(op) && !allSplats &&
+      type.getNumElements() > sourceElements)
+    return failure();
 
   SmallVector<ConstantTensor> values;
   for (Value operand : op->getOperands()) {
