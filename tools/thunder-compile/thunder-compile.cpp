@@ -1,6 +1,7 @@
 //===- thunder-compile.cpp - Compile a torch.export archive ---------------===//
 //
 // thunder-compile model.pt2 --target=cpu -o out/       (libmodel.so, model.h)
+// thunder-compile model.pt2 --target=cuda [--cuda-arch=sm_80,sm_90a] -o out/
 // thunder-compile model.pt2 --compile-to=<phase> [-o <file or dir>]
 // thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
@@ -50,8 +51,13 @@ static cl::opt<std::string> compileTo(
              "sources) or library (the default: the linked shared library)"),
     cl::value_desc("phase"), cl::init("library"), cl::cat(category));
 static cl::opt<std::string> target("target",
-                                   cl::desc("The target to compile for: cpu"),
+                                   cl::desc("The target to compile for: cpu or cuda"),
                                    cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> cudaArch(
+    "cuda-arch",
+    cl::desc("CUDA target: the GPU architectures to build code for, "
+             "comma-separated; the library holds a cubin for each"),
+    cl::value_desc("sm_XY,..."), cl::init("sm_80,sm_90a"), cl::cat(category));
 static cl::opt<std::string> cpu(
     "cpu", cl::desc("CPU target: the -march of the generated code (native, "
                     "x86-64-v3, ...)"),
@@ -207,6 +213,7 @@ int main(int argc, char **argv) {
     thunder::CompileOptions compile;
     compile.target = target;
     compile.targetOptions.cpu = cpu;
+    compile.targetOptions.cudaArch = cudaArch;
     compile.targetOptions.externalWeights = externalWeights;
     compile.targetOptions.modelName =
         modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
