@@ -182,11 +182,13 @@ public:
   py::dict compile(const std::string &outputDir, const std::string &target,
                    const std::string &name, const std::string &cpu,
                    bool externalWeights, bool sourceOnly, int optLevel,
-                   bool keepBuildDir, bool decomposeComposites) {
+                   bool keepBuildDir, bool decomposeComposites,
+                   const std::string &cudaArch) {
     thunder::CompileOptions options;
     options.target = target;
     options.targetOptions.modelName = name;
     options.targetOptions.cpu = cpu;
+    options.targetOptions.cudaArch = cudaArch;
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
     options.sourceOnly = sourceOnly;
@@ -559,6 +561,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("source_only") = false, py::arg("opt_level") = 2,
            py::arg("keep_build_dir") = false,
            py::arg("decompose_composites") = false,
+           py::arg("cuda_arch") = "sm_80,sm_90a",
            "Compiles the module into output_dir as thunder-compile does (the "
            "graph pipeline, on a copy unless run_graph_pipeline ran, then "
            "the target's code generation and toolchain): libNAME.so and "

@@ -265,6 +265,14 @@ LogicalResult Emitter::planStorage() {
   return success();
 }
 
+/// "4, 8" (a trailing 0 keeps the array non-empty).
+static std::string elementSizes(TypeRange types) {
+  std::string s;
+  for (Type t : types)
+    s += std::to_string(elementBytes(cast<RankedTensorType>(t).getElementType())) + ", ";
+  return s + "0";
+}
+
 LogicalResult Emitter::run(EmittedSources &out) {
   // Names: arguments, every result (inside regions too), region arguments
   // as the fusion's operands.
@@ -362,7 +370,12 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "constexpr uint64_t kLtWorkspace = " << (needsLt ? kLtWorkspace : 0) << "ULL;\n"
      << "constexpr uint64_t kBlobBytes = " << blob.size() << "ULL;\n"
      << "constexpr uint64_t kDeviceBytes = " << deviceBytes << "ULL;\n"
-     << "const char *const kArchs = " << cppString(options.cudaArch) << ";\n\n"
+     << "const char *const kArchs = " << cppString(options.cudaArch) << ";\n"
+     << "constexpr int kNumInputs = " << func.getNumArguments() << ";\n"
+     << "constexpr int kNumOutputs = " << func.getNumResults() << ";\n"
+     << "/// Bytes per element of each input and output.\n"
+     << "constexpr uint64_t kInputBytes[] = {" << elementSizes(func.getArgumentTypes()) << "};\n"
+     << "constexpr uint64_t kOutputBytes[] = {" << elementSizes(func.getResultTypes()) << "};\n\n"
      << "/// The dynamic sizes, passed to kernels by value.\n"
      << "struct Syms { int64_t s[kNumSymbols + 1]; };\n\n"
      << "inline int64_t window_size(int64_t in, int64_t k, int64_t s, int64_t lo,\n"
@@ -378,10 +391,15 @@ LogicalResult Emitter::run(EmittedSources &out) {
 
   // The workspace: the arena, then per stream a cuBLASLt workspace and the
   // scratch its kernels need (im2col, temporaries of regions run op by op).
+  auto retOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   os << "struct Layout {\n  uint64_t off[" << slots.size() + 1 << "];\n"
      << "  uint64_t lib[kNumStreams], scratch[kNumStreams], scratch_bytes[kNumStreams];\n"
+     << "  uint64_t in[" << func.getNumArguments() + 1 << "], out["
+     << retOp.getNumOperands() + 1 << "];\n"
      << "  uint64_t total;\n};\n\n"
-     << "static void layout(const int64_t *sym, Layout &L) {\n  (void)sym;\n"
+     << "/// `staged`: a CUDA graph replays on fixed buffers, so inputs and outputs\n"
+     << "/// pass through staging buffers at the end of the workspace.\n"
+     << "static void layout(const int64_t *sym, Layout &L, bool staged) {\n  (void)sym;\n"
      << "  uint64_t at = 0;\n";
   if (plannedArena) {
     os << "  // The memory plan's arena (thunder-plan-memory).\n";
@@ -406,8 +424,14 @@ LogicalResult Emitter::run(EmittedSources &out) {
   os << "  for (int s = 0; s < kNumStreams; ++s) {\n"
      << "    L.lib[s] = at; at += kLtWorkspace;\n"
      << "    L.scratch[s] = at; L.scratch_bytes[s] = (need[s] + 255) & ~255ULL;\n"
-     << "    at += L.scratch_bytes[s];\n  }\n"
-     << "  L.total = at;\n}\n\n";
+     << "    at += L.scratch_bytes[s];\n  }\n";
+  for (BlockArgument arg : func.getArguments())
+    os << "  L.in[" << arg.getArgNumber() << "] = at; if (staged) at += (" << bytesExpr(arg)
+       << " + 255) & ~255ULL;\n";
+  for (auto [k, v] : llvm::enumerate(retOp.getOperands()))
+    os << "  L.out[" << k << "] = at; if (staged) at += (" << bytesExpr(v)
+       << " + 255) & ~255ULL;\n";
+  os << "  L.total = at;\n}\n\n";
 
   os << "// Kernels.\n" << device << "\n";
 
@@ -415,12 +439,14 @@ LogicalResult Emitter::run(EmittedSources &out) {
         "/// cuBLASLt, the CUDA graph).\n"
         "struct State {\n  DeviceBuffer weights;\n  Runtime rt;\n};\n\n";
 
-  os << "/// Enqueues one run on `main` (the caller's stream, or the capture stream).\n"
-        "static int enqueue(State &state, const thunder_tensor *inputs,\n"
-        "                   const thunder_tensor *outputs, char *ws, cudaStream_t main,\n"
-        "                   char *error, size_t error_size) {\n"
+  os << "/// Enqueues one run on `main` (the caller's stream, or the capture stream)\n"
+        "/// reading the inputs from `in` and writing the outputs to `out` (the\n"
+        "/// caller's buffers, or staging buffers in the workspace under a graph).\n"
+        "static int enqueue(State &state, const thunder_tensor *inputs, const void *const *in,\n"
+        "                   void *const *out, char *ws, cudaStream_t main, char *error,\n"
+        "                   size_t error_size) {\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
-        "  Layout L;\n  layout(sym, L);\n"
+        "  Layout L;\n  layout(sym, L, state.rt.graphs);\n"
         "  Syms S;\n  for (int i = 0; i <= kNumSymbols; ++i) S.s[i] = i < kNumSymbols ? sym[i] : 0;\n"
         "  (void)S;\n"
         "  const char *W = static_cast<const char *>(state.weights.ptr);\n  (void)W;\n"
@@ -435,11 +461,11 @@ LogicalResult Emitter::run(EmittedSources &out) {
   emitShapes(os);
   for (BlockArgument arg : func.getArguments())
     os << "  const " << elem(arg) << " *" << name(arg) << " = static_cast<const " << elem(arg)
-       << " *>(inputs[" << arg.getArgNumber() << "].data);\n";
+       << " *>(in[" << arg.getArgNumber() << "]);\n";
   for (auto [i, s] : llvm::enumerate(slots)) {
     os << "  " << elem(s.value) << " *" << name(s.value) << " = ";
     if (s.output >= 0)
-      os << "static_cast<" << elem(s.value) << " *>(outputs[" << s.output << "].data);\n";
+      os << "static_cast<" << elem(s.value) << " *>(out[" << s.output << "]);\n";
     else
       os << "reinterpret_cast<" << elem(s.value) << " *>(ws + L.off[" << i << "]);\n";
   }
@@ -455,7 +481,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
   os << "\n" << host;
   os << "  // Outputs no kernel wrote.\n";
   for (auto &[k, v] : outputCopies)
-    os << "  " << spell.memcpyAsync << "(outputs[" << k << "].data, " << name(v) << ", "
+    os << "  " << spell.memcpyAsync << "(out[" << k << "], " << name(v) << ", "
        << bytesExpr(v) << ", " << spell.deviceToDevice << ", main);\n";
   if (numStreams > 1)
     os << "  rt.join(main);\n";
@@ -471,9 +497,10 @@ LogicalResult Emitter::run(EmittedSources &out) {
     for (unsigned d = 0; d < typeOf(v).getRank(); ++d)
       os << "  shapes[" << i << "][" << d << "] = " << dimExpr(v, d) << ";\n";
   os << "  return 0;\n}\n\n"
-     << "uint64_t workspace_bytes(const void *, const thunder_tensor *inputs) {\n"
+     << "uint64_t workspace_bytes(const void *state, const thunder_tensor *inputs) {\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
-        "  Layout L;\n  layout(sym, L);\n  return L.total;\n}\n\n";
+        "  Layout L;\n  layout(sym, L, static_cast<const State *>(state)->rt.graphs);\n"
+        "  return L.total;\n}\n\n";
   std::string weightsFile;
   if (options.externalWeights)
     weightsFile = safetensorsFile(&weightsHeaderBytes);
@@ -530,18 +557,18 @@ std::string Emitter::createAndRun() {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "/// Copies the weights to the device and fills the splat constants.\n"
-        "static int upload(State &st, const unsigned char *blob, char *error, size_t size) {\n"
+        "static int upload(State &model, const unsigned char *blob, char *error, size_t size) {\n"
         "  if (kDeviceBytes == 0)\n    return 0;\n"
-        "  cudaError_t e = cudaMalloc(&st.weights.ptr, kDeviceBytes);\n"
+        "  cudaError_t e = cudaMalloc(&model.weights.ptr, kDeviceBytes);\n"
         "  if (e != cudaSuccess)\n    return report(error, size, \"allocating the weights\", e);\n"
-        "  if (kBlobBytes && (e = cudaMemcpy(st.weights.ptr, blob, kBlobBytes,\n"
+        "  if (kBlobBytes && (e = cudaMemcpy(model.weights.ptr, blob, kBlobBytes,\n"
         "                                    cudaMemcpyHostToDevice)) != cudaSuccess)\n"
         "    return report(error, size, \"copying the weights to the device\", e);\n"
         "  cudaStream_t s;\n"
         "  if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess)\n"
         "    return report(error, size, \"cudaStreamCreate\", e);\n"
-        "  Ctx c;\n  c.stream = s;\n  c.sms = st.rt.sms;\n"
-        "  char *W = static_cast<char *>(st.weights.ptr);\n  (void)W;\n";
+        "  Ctx c;\n  c.stream = s;\n  c.sms = model.rt.sms;\n"
+        "  char *W = static_cast<char *>(model.weights.ptr);\n  (void)W;\n";
   for (auto &[v, offset, literal] : splats)
     os << "  fill(c, reinterpret_cast<" << elem(v) << " *>(W + " << offset << "), "
        << typeOf(v).getNumElements() << "LL, st<" << elem(v) << ">(" << literal << "));\n";
@@ -597,21 +624,36 @@ std::string Emitter::createAndRun() {
         "void destroy(void *state) { delete static_cast<State *>(state); }\n\n"
         "int run(const void *state, const thunder_tensor *inputs, const thunder_tensor *outputs,\n"
         "        void *workspace, void *stream, char *error, size_t error_size) {\n"
-        "  State &st = *static_cast<State *>(const_cast<void *>(state));\n"
-        "  // The graph replays for the same buffers; other buffers are captured anew.\n"
-        "  std::vector<uintptr_t> key = {reinterpret_cast<uintptr_t>(workspace)};\n"
-        ;
-  os << "  for (int i = 0; i < " << func.getNumArguments() << "; ++i)\n"
-     << "    key.push_back(reinterpret_cast<uintptr_t>(inputs[i].data));\n"
-     << "  for (int i = 0; i < " << func.getNumResults() << "; ++i)\n"
-     << "    key.push_back(reinterpret_cast<uintptr_t>(outputs[i].data));\n"
-     << "  return st.rt.run(\n"
-        "      static_cast<cudaStream_t>(stream), key,\n"
-        "      [&](cudaStream_t main) {\n"
-        "        return enqueue(st, inputs, outputs, static_cast<char *>(workspace), main, error,\n"
-        "                       error_size);\n"
-        "      },\n"
-        "      error, error_size);\n}\n\n";
+        "  State &model = *static_cast<State *>(const_cast<void *>(state));\n"
+        "  cudaStream_t caller = static_cast<cudaStream_t>(stream);\n"
+        "  char *ws = static_cast<char *>(workspace);\n"
+        "  const void *in[kNumInputs + 1];\n  void *out[kNumOutputs + 1];\n"
+        "  if (!model.rt.graphs) {\n"
+        "    for (int i = 0; i < kNumInputs; ++i) in[i] = inputs[i].data;\n"
+        "    for (int i = 0; i < kNumOutputs; ++i) out[i] = outputs[i].data;\n"
+        "    return model.rt.run(caller, {}, [&](cudaStream_t main) {\n"
+        "      return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
+        "    }, error, error_size);\n  }\n"
+        "  // The graph runs on staging buffers (captured once per workspace): the\n"
+        "  // inputs are copied in before it and the outputs out after it.\n"
+        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
+        "  Layout L;\n  layout(sym, L, true);\n"
+        "  cudaError_t e = cudaSuccess;\n"
+        "  for (int i = 0; i < kNumInputs && e == cudaSuccess; ++i) {\n"
+        "    in[i] = ws + L.in[i];\n"
+        "    e = cudaMemcpyAsync(ws + L.in[i], inputs[i].data, kInputBytes[i] * numel(inputs[i].shape, inputs[i].rank),\n"
+        "                        cudaMemcpyDeviceToDevice, caller);\n  }\n"
+        "  for (int i = 0; i < kNumOutputs; ++i) out[i] = ws + L.out[i];\n"
+        "  if (e != cudaSuccess)\n    return report(error, error_size, \"staging the inputs\", e);\n"
+        "  std::vector<uintptr_t> key = {reinterpret_cast<uintptr_t>(ws)};\n"
+        "  if (int rc = model.rt.run(caller, key, [&](cudaStream_t main) {\n"
+        "        return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
+        "      }, error, error_size))\n    return rc;\n"
+        "  for (int k = 0; k < kNumOutputs && e == cudaSuccess; ++k)\n"
+        "    e = cudaMemcpyAsync(outputs[k].data, out[k],\n"
+        "                        kOutputBytes[k] * numel(outputs[k].shape, outputs[k].rank),\n"
+        "                        cudaMemcpyDeviceToDevice, caller);\n"
+        "  return e == cudaSuccess ? 0 : report(error, error_size, \"copying the outputs\", e);\n}\n\n";
   return text;
 }
 
