@@ -65,6 +65,24 @@ static RankedTensorType tensorType(Value v) {
 }
 
 LogicalResult ShapePlanBuilder::visit(Operation *op) {
+  // A fusion region: its arguments are its operands, its results what it
+  // yields, dim for dim.
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    auto unifyAllDims = [&](Value a, Value b) {
+      auto ta = dyn_cast<RankedTensorType>(a.getType());
+      auto tb = dyn_cast<RankedTensorType>(b.getType());
+      if (ta && tb && ta.getRank() == tb.getRank())
+        for (unsigned d = 0; d < ta.getRank(); ++d)
+          unify(a, d, b, d);
+    };
+    for (auto [arg, operand] :
+         llvm::zip(fusion.getBody().getArguments(), fusion.getInputs()))
+      unifyAllDims(arg, operand);
+    if (auto yield = dyn_cast<YieldOp>(fusion.getBody().front().getTerminator()))
+      for (auto [value, result] : llvm::zip(yield.getValues(), fusion.getResults()))
+        unifyAllDims(value, result);
+    return success();
+  }
   if (op->getNumResults() != 1 ||
       !isa<RankedTensorType>(op->getResult(0).getType()))
     return success();
@@ -433,6 +451,10 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
   func.walk([&](Operation *op) {
     for (Value result : op->getResults())
       record(result);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          record(arg);
   });
   return plan;
 }

@@ -6,6 +6,7 @@
 // thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
 // thunder-compile --list-ops
+// thunder-compile module.mlir --target=cuda --compile-to=source -o src/   (thunder IR in)
 //
 // Runs the same C++ pipelines as thunder-opt and the Python binding. Errors
 // (a malformed archive, unsupported ops: all of them at once) are printed
@@ -30,12 +31,14 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 
 using namespace llvm;
 
 static cl::OptionCategory category("thunder-compile options");
 
-static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.pt2>"),
+static cl::opt<std::string> inputPath(cl::Positional,
+                                      cl::desc("<model.pt2 | module.mlir>"),
                                       cl::cat(category));
 static cl::opt<std::string> outputPath(
     "o",
@@ -152,7 +155,13 @@ int main(int argc, char **argv) {
     return fail("--report needs the plan phase; use it with --compile-to=plan, "
                 "source or library");
 
-  auto archive = thunder::Pt2Archive::open(inputPath);
+  // A .mlir file holds a module of thunder IR (written by --compile-to or by
+  // hand): it enters where the import would have left it.
+  bool mlirInput = StringRef(inputPath).ends_with(".mlir");
+  if (mlirInput && examine)
+    return fail("--examine reads a .pt2 archive, not MLIR");
+  auto archive = mlirInput ? Expected<std::unique_ptr<thunder::Pt2Archive>>(nullptr)
+                           : thunder::Pt2Archive::open(inputPath);
   if (!archive)
     return fail(toString(archive.takeError()));
 
@@ -174,12 +183,18 @@ int main(int argc, char **argv) {
   SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  thunder::import::ImportOptions options;
-  options.sourceName = (*archive)->displayName().str();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      thunder::import::importPt2Archive(context, **archive, options);
-  if (!module)
-    return fail(inputPath + ": import failed (errors above)");
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (mlirInput) {
+    module = mlir::parseSourceFile<mlir::ModuleOp>(inputPath.getValue(), sourceMgr, &context);
+    if (!module)
+      return fail(inputPath + ": cannot parse the module (errors above)");
+  } else {
+    thunder::import::ImportOptions options;
+    options.sourceName = (*archive)->displayName().str();
+    module = thunder::import::importPt2Archive(context, **archive, options);
+    if (!module)
+      return fail(inputPath + ": import failed (errors above)");
+  }
 
   bool toDirectory =
       *phase == thunder::Phase::Source || *phase == thunder::Phase::Library;

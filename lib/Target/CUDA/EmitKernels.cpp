@@ -91,6 +91,7 @@ public:
         std::string dim = e.kernelDim(out, d);
         s += indent.str() + "const int64_t o" + std::to_string(d) + " = " +
              (d == 0 ? std::string("rem") : "rem % " + dim) + ";\n";
+        s += indent.str() + "(void)o" + std::to_string(d) + ";\n";
         if (d > 0)
           s += indent.str() + "rem /= " + dim + ";\n";
       }

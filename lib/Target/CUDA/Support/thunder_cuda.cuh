@@ -1626,7 +1626,7 @@ public:
   bool graphs = false;
   cudaStream_t capture = nullptr;
   cudaGraphExec_t exec = nullptr;
-  std::vector<uintptr_t> exec_key;
+  std::vector<uintptr_t> exec_key, warm_key;
   std::mutex mutex;
 
   /// Creates streams and events, loads cuBLASLt (when `needs_lt`), reads
@@ -1693,13 +1693,17 @@ public:
 
   /// Runs `enqueue(main)` on the caller's stream: replays the CUDA graph
   /// captured for the same pointers (key), captures it first if needed, or
-  /// enqueues directly when graphs are off.
+  /// enqueues directly when graphs are off. The first run with a key runs
+  /// directly (a warm-up: cuBLASLt's heuristics and kernel attributes are
+  /// settled outside the capture); the second captures.
   template <class F>
   int run(cudaStream_t caller, const std::vector<uintptr_t> &key, F &&enqueue, char *error,
           size_t size) {
     std::lock_guard<std::mutex> lock(mutex);
     cudaGetLastError(); // an earlier, unrelated failure is not ours
-    if (!graphs) {
+    if (!graphs || (key != exec_key && key != warm_key)) {
+      if (graphs)
+        warm_key = key;
       if (int rc = enqueue(caller))
         return rc;
       cudaError_t e = cudaGetLastError();
