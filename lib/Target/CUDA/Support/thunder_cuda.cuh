@@ -1632,7 +1632,7 @@ public:
   /// Creates streams and events, loads cuBLASLt (when `needs_lt`), reads
   /// THUNDER_CUDA_GRAPHS. `probe` is a kernel of this model: fetching its
   /// attributes tells whether the library holds code for this device.
-  int init(int streams, int num_events, bool needs_lt, bool static_shapes, const void *probe,
+  int init(int streams, int num_events, bool needs_lt, bool allow_graphs, const void *probe,
            const char *archs, char *error, size_t size) {
     int device = 0;
     cudaError_t e = cudaGetDevice(&device);
@@ -1668,7 +1668,7 @@ public:
     if (needs_lt)
       have_lt = lt.load(lt_missing);
     const char *env = getenv("THUNDER_CUDA_GRAPHS");
-    graphs = static_shapes && !(env && (!strcmp(env, "0") || !strcasecmp(env, "off") ||
+    graphs = allow_graphs && !(env && (!strcmp(env, "0") || !strcasecmp(env, "off") ||
                                         !strcasecmp(env, "false")));
     if (graphs && (e = cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking)) != cudaSuccess)
       return report(error, size, "cudaStreamCreate", e);
