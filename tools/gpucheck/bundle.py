@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
+import multiprocessing
 import os
 import pathlib
 import shutil
@@ -132,7 +133,9 @@ def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
     torch.save(inputs, out / "inputs.pt")
 
     entries = []
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Fresh interpreters (spawn): forking a process that has run torch can hang.
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [pool.submit(_compile_model, str(build_dir), str(out), name, dtype, cuda_arch)
                    for name in names for dtype in dtypes]
         for future in futures:
