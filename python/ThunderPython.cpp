@@ -37,6 +37,7 @@
 #include "Bindings.h"
 #include "thunder-c/runtime.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Dialect/Thunder/Transforms/Reports.h"
 #include "thunder/Driver/Driver.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
@@ -182,7 +183,7 @@ public:
   py::dict compile(const std::string &outputDir, const std::string &target,
                    const std::string &name, const std::string &cpu,
                    bool externalWeights, bool sourceOnly, int optLevel,
-                   bool keepBuildDir, bool decomposeComposites,
+                   bool keepBuildDir, bool decomposeComposites, bool fuse,
                    const std::string &cudaArch) {
     thunder::CompileOptions options;
     options.target = target;
@@ -209,15 +210,15 @@ public:
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
       DiagnosticCollector diagnostics(*context);
-      mlir::OwningOpRef<mlir::ModuleOp> copy;
-      mlir::ModuleOp toCompile = *module;
+      // The pipelines run on a copy: this Module stays as it is.
+      mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
+      mlir::ModuleOp toCompile = *copy;
       auto start = std::chrono::steady_clock::now();
-      if (!graphApplied) {
-        copy = module->clone();
-        toCompile = *copy;
-        if (mlir::failed(graphPipeline(toCompile, decomposeComposites)))
-          message = diagnostics.message("the graph pipeline failed");
-      }
+      if (!graphApplied &&
+          mlir::failed(graphPipeline(toCompile, decomposeComposites)))
+        message = diagnostics.message("the graph pipeline failed");
+      if (message.empty() && mlir::failed(kernelPipeline(toCompile, fuse)))
+        message = diagnostics.message("the kernel pipeline failed");
       graphSeconds = secondsSince(start);
       if (message.empty()) {
         start = std::chrono::steady_clock::now();
@@ -300,7 +301,94 @@ public:
     return reinterpret_cast<uintptr_t>(address);
   }
 
+  /// The memory plan after the graph and kernel pipelines, which run on a
+  /// copy (the graph pipeline only unless run_graph_pipeline ran), so this
+  /// Module stays as it is: what `thunder-compile --compile-to=plan
+  /// --report=fusion,memory` shows, as data. Returns {"function",
+  /// "kernels", "alignment", "arena", "lower_bound", "naive", "outputs",
+  /// "dynamic", "tensors", "memory_report", "fusion_report"}; each tensor is
+  /// {"name", "type", "kernel", "result", "bytes", "offset", "output",
+  /// "first", "last", "inplace_from", "inplace_operand", "in_output"}, with
+  /// None for what the plan leaves open (offsets and sizes packed at run
+  /// time, the arena offset of an output). `borrow_outputs` plans with
+  /// thunder-plan-memory's borrow-outputs (offsets of tensors with an
+  /// `in_output` are into that output's buffer; "borrowed" counts them).
+  py::dict memoryPlan(bool fuse, bool decomposeComposites, bool borrowOutputs) {
+    std::vector<thunder::FunctionMemoryPlan> plans;
+    std::string memoryText, fusionText, message;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      DiagnosticCollector diagnostics(*context);
+      mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
+      if (!graphApplied && mlir::failed(graphPipeline(*copy, decomposeComposites)))
+        message = diagnostics.message("the graph pipeline failed");
+      if (message.empty()) {
+        mlir::PassManager pm(context.get());
+        thunder::KernelPipelineOptions options;
+        options.fuse = fuse;
+        options.borrowOutputs = borrowOutputs;
+        thunder::buildThunderKernelPipeline(pm, options);
+        if (mlir::failed(pm.run(*copy)))
+          message = diagnostics.message("the kernel pipelines failed");
+      }
+      if (message.empty()) {
+        plans = thunder::collectMemoryPlans(*copy);
+        memoryText = thunder::formatMemoryReport(*copy);
+        fusionText = thunder::formatFusionReport(*copy);
+        if (plans.empty())
+          message = "the kernel pipelines planned no function";
+      }
+    }
+    if (!message.empty())
+      throw CompileFailure(message);
+    const thunder::FunctionMemoryPlan &plan = plans.front();
+    auto orNone = [](bool known, int64_t value) -> py::object {
+      return known ? py::object(py::int_(value)) : py::object(py::none());
+    };
+    py::list tensors;
+    for (const thunder::PlannedTensor &t : plan.tensors) {
+      py::dict entry;
+      entry["name"] = t.name;
+      entry["type"] = t.type;
+      entry["kernel"] = t.kernel;
+      entry["result"] = t.result;
+      entry["bytes"] = orNone(t.bytes >= 0, t.bytes);
+      entry["offset"] = orNone(t.output < 0 && !t.runtime, t.offset);
+      entry["output"] = orNone(t.output >= 0, t.output);
+      entry["first"] = t.first;
+      entry["last"] = t.last;
+      entry["inplace_from"] = t.inplaceFrom.empty() ? py::object(py::none())
+                                                    : py::object(py::str(t.inplaceFrom));
+      entry["inplace_operand"] = orNone(t.inplaceOperand >= 0, t.inplaceOperand);
+      entry["in_output"] = orNone(t.inOutput >= 0, t.inOutput);
+      tensors.append(entry);
+    }
+    py::dict result;
+    result["function"] = plan.function;
+    result["kernels"] = plan.kernels;
+    result["alignment"] = plan.alignment;
+    result["arena"] = orNone(!plan.dynamic, plan.arenaBytes);
+    result["lower_bound"] = orNone(!plan.dynamic, plan.lowerBound);
+    result["naive"] = orNone(!plan.dynamic, plan.naive);
+    result["outputs"] = orNone(plan.outputBytes >= 0, plan.outputBytes);
+    result["borrowed"] = orNone(plan.borrowed >= 0, plan.borrowed);
+    result["dynamic"] = plan.dynamic;
+    result["tensors"] = tensors;
+    result["memory_report"] = memoryText;
+    result["fusion_report"] = fusionText;
+    return result;
+  }
+
 private:
+  mlir::LogicalResult kernelPipeline(mlir::ModuleOp op, bool fuse) {
+    mlir::PassManager pm(context.get());
+    thunder::KernelPipelineOptions options;
+    options.fuse = fuse;
+    thunder::buildThunderKernelPipeline(pm, options);
+    return pm.run(op);
+  }
+
   mlir::LogicalResult graphPipeline(mlir::ModuleOp op, bool decomposeComposites) {
     mlir::PassManager pm(context.get());
     thunder::GraphPipelineOptions options;
@@ -545,6 +633,13 @@ PYBIND11_MODULE(_C, m) {
            py::arg("decompose_composites") = false,
            "Runs the graph-level pipeline (thunder-compile "
            "--compile-to=graph) in place; raises CompileError on failure.")
+      .def("memory_plan", &Module::memoryPlan, py::arg("fuse") = true,
+           py::arg("decompose_composites") = false,
+           py::arg("borrow_outputs") = false,
+           "The memory plan after the graph and kernel pipelines (run on a "
+           "copy): arena, lower_bound, naive and outputs bytes, every "
+           "kernel result's bytes, offset, live interval and in-place source, "
+           "and the memory and fusion reports as text. Raises CompileError.")
       .def("verify", &Module::verify, "Whether the module verifies.")
       .def("op_histogram", &Module::opHistogram,
            "Op name -> number of uses, over every op below the module.")
@@ -560,11 +655,12 @@ PYBIND11_MODULE(_C, m) {
            py::arg("cpu") = "native", py::arg("external_weights") = false,
            py::arg("source_only") = false, py::arg("opt_level") = 2,
            py::arg("keep_build_dir") = false,
-           py::arg("decompose_composites") = false,
+           py::arg("decompose_composites") = false, py::arg("fuse") = true,
            py::arg("cuda_arch") = "sm_80,sm_90a",
-           "Compiles the module into output_dir as thunder-compile does (the "
-           "graph pipeline, on a copy unless run_graph_pipeline ran, then "
-           "the target's code generation and toolchain): libNAME.so and "
+           "Compiles the module into output_dir as thunder-compile does (on a "
+           "copy: the graph pipeline unless run_graph_pipeline ran, the "
+           "kernel pipelines (fusion unless fuse=False, scheduling, memory "
+           "planning), then the target's code generation and toolchain): libNAME.so and "
            "NAME.h, plus NAME.safetensors with external_weights; the sources "
            "only with source_only. Written atomically: a failure leaves "
            "output_dir as it was. Returns {'library', 'header', "

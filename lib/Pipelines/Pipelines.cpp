@@ -51,19 +51,28 @@ void ::thunder::buildThunderFusionPipeline(
     fn.addPass(mlir::thunder::createThunderFuseReductions());
     fn.addPass(mlir::thunder::createThunderFusePointwise());
   }
-  fn.addPass(mlir::thunder::createThunderOutlineKernels());
+  mlir::thunder::ThunderOutlineKernelsOptions outline;
+  outline.unfused = !options.fuse;
+  fn.addPass(mlir::thunder::createThunderOutlineKernels(outline));
 }
 
 void ::thunder::buildThunderPlanPipeline(OpPassManager &pm) {
+  buildThunderPlanPipeline(pm, KernelPipelineOptions());
+}
+
+void ::thunder::buildThunderPlanPipeline(
+    OpPassManager &pm, const ::thunder::KernelPipelineOptions &options) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(mlir::thunder::createThunderSchedule());
-  fn.addPass(mlir::thunder::createThunderPlanMemory());
+  mlir::thunder::ThunderPlanMemoryOptions plan;
+  plan.borrowOutputs = options.borrowOutputs;
+  fn.addPass(mlir::thunder::createThunderPlanMemory(plan));
 }
 
 void ::thunder::buildThunderKernelPipeline(
     OpPassManager &pm, const ::thunder::KernelPipelineOptions &options) {
   buildThunderFusionPipeline(pm, options);
-  buildThunderPlanPipeline(pm);
+  buildThunderPlanPipeline(pm, options);
 }
 
 void ::thunder::registerThunderDialects(DialectRegistry &registry) {
@@ -85,7 +94,7 @@ void ::thunder::registerThunderPassesAndPipelines() {
   PassPipelineRegistration<>(
       "thunder-plan-pipeline",
       "Thunder's planning pipeline: schedule kernels, plan the arena",
-      ::thunder::buildThunderPlanPipeline);
+      [](OpPassManager &pm) { ::thunder::buildThunderPlanPipeline(pm); });
   PassPipelineRegistration<::thunder::KernelPipelineOptions>(
       "thunder-kernel-pipeline",
       "The fusion pipeline, then the planning pipeline",

@@ -65,22 +65,15 @@ static RankedTensorType tensorType(Value v) {
 }
 
 LogicalResult ShapePlanBuilder::visit(Operation *op) {
-  // A fusion region: its arguments are its operands, its results what it
-  // yields, dim for dim.
+  // A kernel: its block arguments are its inputs, its results what it
+  // yields.
   if (auto fusion = dyn_cast<FusionOp>(op)) {
-    auto unifyAllDims = [&](Value a, Value b) {
-      auto ta = dyn_cast<RankedTensorType>(a.getType());
-      auto tb = dyn_cast<RankedTensorType>(b.getType());
-      if (ta && tb && ta.getRank() == tb.getRank())
-        for (unsigned d = 0; d < ta.getRank(); ++d)
-          unify(a, d, b, d);
-    };
-    for (auto [arg, operand] :
-         llvm::zip(fusion.getBody().getArguments(), fusion.getInputs()))
-      unifyAllDims(arg, operand);
-    if (auto yield = dyn_cast<YieldOp>(fusion.getBody().front().getTerminator()))
-      for (auto [value, result] : llvm::zip(yield.getValues(), fusion.getResults()))
-        unifyAllDims(value, result);
+    Block &body = fusion.getBody().front();
+    for (auto [input, arg] : llvm::zip(fusion.getInputs(), body.getArguments()))
+      unifyAll(input, arg);
+    for (auto [yielded, result] :
+         llvm::zip(body.getTerminator()->getOperands(), fusion.getResults()))
+      unifyAll(yielded, result);
     return success();
   }
   if (op->getNumResults() != 1 ||
@@ -451,10 +444,9 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
   func.walk([&](Operation *op) {
     for (Value result : op->getResults())
       record(result);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument arg : block.getArguments())
-          record(arg);
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      for (BlockArgument arg : fusion.getBody().front().getArguments())
+        record(arg);
   });
   return plan;
 }
@@ -463,10 +455,17 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
 
 FailureOr<ShapePlan> ShapePlan::build(func::FuncOp func) {
   ::thunder::ShapePlanBuilder planner;
-  for (BlockArgument arg : func.getArguments())
-    if (auto type = dyn_cast<RankedTensorType>(arg.getType()))
+  auto addNodes = [&](Value v) {
+    if (auto type = dyn_cast<RankedTensorType>(v.getType()))
       for (unsigned d = 0; d < type.getRank(); ++d)
-        planner.node(arg, d);
+        planner.node(v, d);
+  };
+  for (BlockArgument arg : func.getArguments())
+    addNodes(arg);
+  func.walk([&](FusionOp fusion) {
+    for (BlockArgument arg : fusion.getBody().front().getArguments())
+      addNodes(arg);
+  });
   WalkResult walk = func.walk([&](Operation *op) {
     return failed(planner.visit(op)) ? WalkResult::interrupt()
                                      : WalkResult::advance();

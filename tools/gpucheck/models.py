@@ -54,7 +54,7 @@ def checksum(model: torch.nn.Module) -> str:
     for name, tensor in sorted(model.state_dict().items()):
         t = tensor.detach().to("cpu").contiguous()
         digest.update(f"{name}|{t.dtype}|{list(t.shape)}|".encode())
-        digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return digest.hexdigest()
 
 
@@ -63,7 +63,7 @@ def inputs_checksum(inputs) -> str:
     for t in inputs:
         t = t.detach().to("cpu").contiguous()
         digest.update(f"{t.dtype}|{list(t.shape)}|".encode())
-        digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return digest.hexdigest()
 
 

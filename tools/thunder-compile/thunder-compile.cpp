@@ -244,6 +244,10 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // With reports and no -o, the reports are the output.
+  if (!reports.empty() && outputPath.empty())
+    return 0;
+
   // Written to a temporary file and renamed into place on success: a failed
   // run leaves no half-written output.
   std::string errorMessage;

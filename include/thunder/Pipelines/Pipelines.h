@@ -54,6 +54,12 @@ struct KernelPipelineOptions
       llvm::cl::desc("Fuse ops into kernels (off: one kernel per op, the "
                      "unfused baseline)"),
       llvm::cl::init(true)};
+  Option<bool> borrowOutputs{
+      *this, "borrow-outputs",
+      llvm::cl::desc("Let tensors that die before a function result is "
+                     "written live in that result's buffer "
+                     "(thunder-plan-memory's borrow-outputs)"),
+      llvm::cl::init(false)};
 };
 
 /// Graph IR to kernels: fold weight-only subgraphs, decompose normalizations
@@ -67,6 +73,9 @@ void buildThunderFusionPipeline(mlir::OpPassManager &pm,
 /// Kernels to a planned program: order the kernels for low peak memory,
 /// mark concurrent streams, and place every intermediate in one arena.
 void buildThunderPlanPipeline(mlir::OpPassManager &pm);
+/// The same, with the kernel pipelines' options (borrow-outputs).
+void buildThunderPlanPipeline(mlir::OpPassManager &pm,
+                              const KernelPipelineOptions &options);
 
 /// Both kernel pipelines: what a backend expects as input.
 void buildThunderKernelPipeline(mlir::OpPassManager &pm,

@@ -1,7 +1,9 @@
-//===- EmitKernels.cpp - One C++ kernel per thunder op --------------------===//
+//===- EmitKernels.cpp - The CPU kernel of each library op ----------------===//
 //
-// Elementwise ops become loops written out here; structured ops become calls
-// into thunder_cpu.h. Each kernel is preceded by the op and its source line.
+// The single-op kernels (data movement, GEMM, convolution, pooling,
+// reductions over any dims, composites left whole, attention) as calls into
+// thunder_cpu.h. Each is preceded by the op and its source line. Pointwise
+// and row-reduction kernels are generated loops (EmitFusion.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
@@ -21,97 +23,6 @@ using ::thunder::ToolchainCommand;
 
 namespace thunder::cpu {
 
-FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C) {
-  std::string c = C.str();
-  return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
-      .Case([](AddOp) { return std::string("a + b"); })
-      .Case([](SubOp) { return std::string("a - b"); })
-      .Case([](MulOp) { return std::string("a * b"); })
-      .Case([](DivOp d) {
-        switch (d.getRoundingMode()) {
-        case RoundingMode::Floor: return std::string("div_floor(a, b)");
-        case RoundingMode::Trunc: return std::string("div_trunc(a, b)");
-        default: return std::string("a / b");
-        }
-      })
-      .Case([](RemainderOp) { return std::string("py_remainder(a, b)"); })
-      .Case([](PowOp) { return std::string("power(a, b)"); })
-      .Case([](MaximumOp) { return std::string("maximum(a, b)"); })
-      .Case([](MinimumOp) { return std::string("minimum(a, b)"); })
-      .Case([](LogicalAndOp) { return std::string("a && b"); })
-      .Case([](LogicalOrOp) { return std::string("a || b"); })
-      .Case([](LogicalXorOp) { return std::string("a != b"); })
-      .Case([](LogicalNotOp) { return std::string("!a"); })
-      .Case([](NegOp) { return std::string("-a"); })
-      .Case([](AbsOp) { return std::string("std::abs(a)"); })
-      .Case([](ReluOp) { return std::string("relu(a)"); })
-      .Case([](ExpOp) { return std::string("std::exp(a)"); })
-      .Case([](LogOp) { return std::string("std::log(a)"); })
-      .Case([](Log1pOp) { return std::string("std::log1p(a)"); })
-      .Case([](SqrtOp) { return std::string("std::sqrt(a)"); })
-      .Case([&](RsqrtOp) { return c + "(1) / std::sqrt(a)"; })
-      .Case([&](ReciprocalOp) { return c + "(1) / a"; })
-      .Case([](TanhOp) { return std::string("std::tanh(a)"); })
-      .Case([](SigmoidOp) { return std::string("sigmoid(a)"); })
-      .Case([](ErfOp) { return std::string("std::erf(a)"); })
-      .Case([](SinOp) { return std::string("std::sin(a)"); })
-      .Case([](CosOp) { return std::string("std::cos(a)"); })
-      .Case([](FloorOp) { return std::string("std::floor(a)"); })
-      .Case([](CeilOp) { return std::string("std::ceil(a)"); })
-      .Case([](SiluOp) { return std::string("silu(a)"); })
-      .Case([](GeluOp g) {
-        return std::string(g.getApproximate() == GeluApproximation::Tanh
-                               ? "gelu_tanh(a)"
-                               : "gelu(a)");
-      })
-      .Case([](CompareOp cmp) {
-        switch (cmp.getDirection()) {
-        case ComparisonDirection::EQ: return std::string("a == b");
-        case ComparisonDirection::NE: return std::string("a != b");
-        case ComparisonDirection::LT: return std::string("a < b");
-        case ComparisonDirection::LE: return std::string("a <= b");
-        case ComparisonDirection::GT: return std::string("a > b");
-        case ComparisonDirection::GE: return std::string("a >= b");
-        }
-        return std::string();
-      })
-      .Case([](WhereOp) { return std::string("a ? b : c"); })
-      .Case([&](ClampOp cl) {
-        std::string e = "a";
-        if (auto lo = cl.getMin())
-          e = "maximum(" + e + ", " + c + "(" + doubleLiteral(lo->convertToDouble()) + "))";
-        if (auto hi = cl.getMax())
-          e = "minimum(" + e + ", " + c + "(" + doubleLiteral(hi->convertToDouble()) + "))";
-        return e;
-      })
-      .Case([](ConvertOp) { return std::string("a"); })
-      .Default([](Operation *) -> FailureOr<std::string> { return failure(); });
-}
-
-LogicalResult Emitter::emitElementwise(Operation *op, llvm::raw_ostream &os) {
-  if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
-      failed(elementwiseExpr(op, "C")))
-    return failure();
-  Value result = op->getResult(0);
-  // The compute type: of the (first non-condition) operand.
-  Value typed = isa<WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
-  std::string C = "compute_t<" + elem(typed) + ">";
-  FailureOr<std::string> expr = elementwiseExpr(op, C);
-  os << "  {\n    const int64_t n = " << numelExpr(result) << ";\n";
-  const char *letters[] = {"a", "b", "c"};
-  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    os << "    const " << elem(operand) << " *in" << i << " = " << name(operand)
-       << ";\n";
-  os << "    " << elem(result) << " *out = " << name(result) << ";\n"
-     << "#pragma omp parallel for simd if (n > 65536)\n"
-     << "    for (int64_t i = 0; i < n; ++i) {\n";
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    os << "      const auto " << letters[i] << " = cv(in" << i << "[i]);\n";
-  os << "      out[i] = st<" << elem(result) << ">(" << *expr << ");\n"
-     << "    }\n  }\n";
-  return success();
-}
-
 LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
   {
     std::string text;
@@ -125,9 +36,6 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
       os << "\n  //   at " << where;
     os << "\n";
   }
-  if (succeeded(emitElementwise(op, os)))
-    return success();
-
   auto dims = [&](Value v) { return shape(v); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp) { return success(); }) // laid out up front

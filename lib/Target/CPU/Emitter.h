@@ -12,10 +12,17 @@
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
+
+namespace thunder::codegen {
+struct BodyContext;
+class BodyEmitter;
+std::string doubleLiteral(double v);
+} // namespace thunder::codegen
 
 namespace thunder::cpu {
 
@@ -29,6 +36,7 @@ using mlir::cast;
 using mlir::dyn_cast;
 using mlir::isa;
 using mlir::thunder::ConstantOp;
+using mlir::thunder::FusionOp;
 using mlir::FailureOr;
 using mlir::LogicalResult;
 using mlir::Operation;
@@ -48,13 +56,9 @@ std::string safetensorsDtype(Type t);
 int64_t elementBytes(Type t);
 /// A C++ string literal.
 std::string cppString(llvm::StringRef s);
-/// A C++ double literal (with infinities and NaN).
-std::string doubleLiteral(double v);
+using ::thunder::codegen::doubleLiteral;
 /// "file.py:12" of an op's location, or "".
 std::string sourceOf(mlir::Location loc);
-/// The C++ expression of an elementwise op over compute-typed a, b, c;
-/// failure when `op` is not elementwise.
-FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C);
 
 class Emitter {
 public:
@@ -95,7 +99,14 @@ private:
   void emitShapes(llvm::raw_ostream &os);
   LogicalResult emitConstant(ConstantOp op, llvm::raw_ostream &os);
   LogicalResult emitOp(Operation *op, llvm::raw_ostream &os);
-  LogicalResult emitElementwise(Operation *op, llvm::raw_ostream &os);
+  /// One kernel (EmitFusion.cpp).
+  LogicalResult emitFusion(FusionOp fusion, llvm::raw_ostream &os);
+  LogicalResult emitPointwiseKernel(
+      FusionOp fusion, llvm::raw_ostream &os,
+      llvm::function_ref<void(codegen::BodyEmitter &)> prepare = nullptr);
+  LogicalResult emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os);
+  void emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os);
+  codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);
   void emitEntry(llvm::raw_ostream &os);
   std::string createAndRun();
   /// The safetensors header's length, once the file is made.

@@ -36,7 +36,7 @@ namespace thunder::gpu {
 
 using cpu::cppString;
 using cpu::cppType;
-using cpu::doubleLiteral;
+using codegen::doubleLiteral;
 using cpu::dtypeCode;
 using cpu::elementBytes;
 using cpu::safetensorsDtype;

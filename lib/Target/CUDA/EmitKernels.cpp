@@ -13,7 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
-#include "../CPU/Emitter.h" // the elementwise vocabulary shared with the CPU backend
+#include "../CPU/Emitter.h" // the C-family helpers shared with the CPU backend
+#include "thunder/Target/Common/FusedBody.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -26,10 +27,17 @@ using namespace mlir::thunder;
 
 namespace thunder::gpu {
 
-using cpu::doubleLiteral;
+using codegen::doubleLiteral;
 using cpu::elementBytes;
-using cpu::elementwiseExpr;
 using cpu::sourceOf;
+
+/// The shared vocabulary's expression of an elementwise op over operands
+/// named a, b, c.
+static FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C) {
+  std::vector<std::string> operands = {"a", "b", "c"};
+  operands.resize(std::min<size_t>(3, op->getNumOperands()));
+  return codegen::elementwiseExpr(op, C, operands);
+}
 
 bool Emitter::isPointwise(Operation *op) {
   if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp, IotaOp, ConstantOp>(op))

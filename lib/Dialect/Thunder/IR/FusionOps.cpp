@@ -17,6 +17,9 @@ void FusionOp::build(OpBuilder &builder, OperationState &state,
   state.addAttribute(getKernelNameAttrName(state.name),
                      builder.getStringAttr(name));
   Region *body = state.addRegion();
+  // createBlock moves the insertion point into the new block; the fusion
+  // itself must still be created where the caller asked.
+  OpBuilder::InsertionGuard guard(builder);
   Block *block = builder.createBlock(body);
   for (Value input : inputs)
     block->addArgument(input.getType(), input.getLoc());

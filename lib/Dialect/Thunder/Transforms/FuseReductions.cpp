@@ -1,4 +1,17 @@
-//===- FuseReductions.cpp - (being written) ---------------------------------------===//
+//===- FuseReductions.cpp - Row-wise reduction kernels ---------------------===//
+//
+// A generic rule, with no op names matched: starting from a reduction over
+// trailing dims (its "rows": outer dims kept, inner dims reduced), the
+// kernel grows through producers and consumers whose results are either
+// full rows (outer ++ inner) or per-row values (outer, or keepdim), and
+// through other reductions over the same rows. softmax (max, exp, sum,
+// div), layer_norm (mean, variance, normalize, scale and shift) and
+// rms_norm each become one kernel this way. A producer joins only when the
+// kernel is its only reader (a row kernel recomputes in-kernel values once
+// per pass over the row, so shared values are read from memory instead).
+//
+//===----------------------------------------------------------------------===//
+#include "FusionRules.h"
 #include "thunder/Dialect/Thunder/Transforms/Passes.h"
 
 namespace mlir::thunder {
@@ -8,9 +21,67 @@ namespace mlir::thunder {
 
 using namespace mlir;
 using namespace mlir::thunder;
+using namespace mlir::thunder::fusion;
 
 namespace {
-struct ThunderFuseReductions : mlir::thunder::impl::ThunderFuseReductionsBase<ThunderFuseReductions> {
-  void runOnOperation() override {}
+
+/// Whether `op` may join a row kernel over `rows`.
+bool fitsRows(Operation *op, const RowShape &rows) {
+  if (isa<FusionOp, ConstantOp>(op) || op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type)
+    return false;
+  if (isReduction(op)) {
+    std::optional<RowShape> other = rowShapeOf(op);
+    return other && *other == rows;
+  }
+  return isPointwise(op) && (isFullValue(type, rows) || isRowValue(type, rows));
+}
+
+struct ThunderFuseReductions
+    : mlir::thunder::impl::ThunderFuseReductionsBase<ThunderFuseReductions> {
+  void runOnOperation() override {
+    Block &block = getOperation().getBody().front();
+    for (Operation *seed : unfusedOps(block, isReduction)) {
+      if (!seed->getBlock() || seed->getParentOp() != getOperation())
+        continue; // already taken into an earlier kernel
+      std::optional<RowShape> rows = rowShapeOf(seed);
+      if (!rows)
+        continue;
+      Positions positions(block);
+      llvm::SetVector<Operation *> group;
+      group.insert(seed);
+      auto tryAdd = [&](Operation *op) {
+        if (!op || op->getBlock() != &block || group.contains(op) ||
+            !fitsRows(op, *rows) || positions.wouldCreateCycle(group, op))
+          return false;
+        group.insert(op);
+        return true;
+      };
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (unsigned i = 0; i < group.size(); ++i) {
+          Operation *member = group[i];
+          // Producers read only by this kernel.
+          for (Value operand : member->getOperands()) {
+            Operation *def = operand.getDefiningOp();
+            if (def && llvm::all_of(def->getUsers(), [&](Operation *u) {
+                  return group.contains(u);
+                }))
+              changed |= tryAdd(def);
+          }
+          // Consumers of its results.
+          for (Operation *user : member->getUsers())
+            changed |= tryAdd(user);
+        }
+      }
+      SmallVector<Operation *> ops(group.begin(), group.end());
+      sortByPosition(ops, positions);
+      outlineGroup(ops, FusionKind::Reduction);
+      sortBlock(block);
+    }
+  }
 };
+
 } // namespace

@@ -1,1 +1,374 @@
-//===- FusionRules.cpp - (being written) ----------------------------------===//
+//===- FusionRules.cpp - What may be fused, and why not -------------------===//
+#include "FusionRules.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::thunder;
+
+namespace mlir::thunder::fusion {
+
+bool isElementwise(Operation *op) {
+  return isa_and_nonnull<ThunderDialect>(op->getDialect()) &&
+         op->hasTrait<OpTrait::Elementwise>();
+}
+
+bool isPointwise(Operation *op) {
+  return isElementwise(op) ||
+         isa<BroadcastOp, ExpandOp, ReshapeOp, TransposeOp, SliceOp>(op);
+}
+
+bool isReduction(Operation *op) {
+  return isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op);
+}
+
+bool isLibraryOp(Operation *op) {
+  return isa_and_nonnull<ThunderDialect>(op->getDialect()) &&
+         !isPointwise(op) && !isReduction(op) &&
+         !isa<ConstantOp, FusionOp, YieldOp>(op);
+}
+
+bool isSplatConstant(Operation *op) {
+  auto constant = dyn_cast_or_null<ConstantOp>(op);
+  return constant && isa<SplatElementsAttr>(constant.getValue());
+}
+
+bool isCheapToDuplicate(Operation *op) {
+  return isSplatConstant(op) ||
+         isa<BroadcastOp, ExpandOp, ReshapeOp, TransposeOp, SliceOp, ConvertOp,
+             AddOp, SubOp, MulOp, NegOp, AbsOp, MaximumOp, MinimumOp, ReluOp,
+             ClampOp, CompareOp, WhereOp, LogicalAndOp, LogicalOrOp,
+             LogicalNotOp, LogicalXorOp>(op);
+}
+
+std::optional<RowShape> rowShapeOf(Operation *reduction) {
+  ArrayRef<int64_t> dims;
+  Value input;
+  llvm::TypeSwitch<Operation *>(reduction)
+      .Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>([&](auto r) {
+        dims = r.getDims();
+        input = r.getInput();
+      });
+  if (!input || dims.empty())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> sorted(dims);
+  llvm::sort(sorted);
+  for (auto [i, d] : llvm::enumerate(sorted))
+    if (d != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
+      return std::nullopt;
+  RowShape rows;
+  int64_t split = rank - sorted.size();
+  rows.outer.assign(type.getShape().begin(), type.getShape().begin() + split);
+  rows.inner.assign(type.getShape().begin() + split, type.getShape().end());
+  return rows;
+}
+
+bool isRowValue(RankedTensorType type, const RowShape &rows) {
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape == ArrayRef<int64_t>(rows.outer))
+    return true;
+  if (shape.size() != rows.outer.size() + rows.inner.size() ||
+      shape.take_front(rows.outer.size()) != ArrayRef<int64_t>(rows.outer))
+    return false;
+  return llvm::all_of(shape.drop_front(rows.outer.size()),
+                      [](int64_t d) { return d == 1; });
+}
+
+bool isFullValue(RankedTensorType type, const RowShape &rows) {
+  ArrayRef<int64_t> shape = type.getShape();
+  return shape.size() == rows.outer.size() + rows.inner.size() &&
+         shape.take_front(rows.outer.size()) == ArrayRef<int64_t>(rows.outer) &&
+         shape.drop_front(rows.outer.size()) == ArrayRef<int64_t>(rows.inner);
+}
+
+Positions::Positions(Block &block) {
+  int64_t i = 0;
+  for (Operation &op : block)
+    index[&op] = i++;
+}
+
+bool Positions::wouldCreateCycle(const llvm::SetVector<Operation *> &group,
+                                 Operation *candidate) const {
+  llvm::SmallPtrSet<Operation *, 16> members(group.begin(), group.end());
+  members.insert(candidate);
+  int64_t last = 0;
+  for (Operation *op : members)
+    last = std::max(last, of(op));
+  // Walk forward from every user outside the group; reaching a member means
+  // a path leaves the group and comes back.
+  SmallVector<Operation *> stack;
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  for (Operation *op : members)
+    for (Operation *user : op->getUsers())
+      if (!members.contains(user) && of(user) < last && seen.insert(user).second)
+        stack.push_back(user);
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val();
+    for (Operation *user : op->getUsers()) {
+      if (members.contains(user))
+        return true;
+      if (of(user) < last && seen.insert(user).second)
+        stack.push_back(user);
+    }
+  }
+  return false;
+}
+
+std::string kernelName(FusionKind kind, ArrayRef<Operation *> ops,
+                       unsigned counter) {
+  std::string name = stringifyFusionKind(kind).str();
+  unsigned shown = 0;
+  for (Operation *op : ops) {
+    if (isSplatConstant(op) || isa<BroadcastOp, ExpandOp, ReshapeOp>(op))
+      continue;
+    if (shown++ == 3) {
+      name += "_etc";
+      break;
+    }
+    name += "_" + op->getName().stripDialect().str();
+  }
+  return name + "_" + std::to_string(counter);
+}
+
+SmallVector<Operation *> unfusedOps(Block &block,
+                                    llvm::function_ref<bool(Operation *)> pred) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    if (!isa<FusionOp>(op) && pred(&op))
+      ops.push_back(&op);
+  return ops;
+}
+
+void sortByPosition(SmallVectorImpl<Operation *> &ops, const Positions &positions) {
+  llvm::sort(ops, [&](Operation *a, Operation *b) {
+    return positions.of(a) < positions.of(b);
+  });
+}
+
+FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
+                      bool cloneSplats) {
+  assert(!ops.empty() && "an empty group");
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  llvm::SetVector<Operation *> splats;
+  SmallVector<Value> results;
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && members.contains(def))
+        continue;
+      if (cloneSplats && isSplatConstant(def))
+        splats.insert(def);
+      else
+        inputs.insert(operand);
+    }
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *u) { return !members.contains(u); }))
+        results.push_back(result);
+  }
+
+  SmallVector<Location> locs;
+  for (Operation *op : ops)
+    locs.push_back(op->getLoc());
+  Operation *last = ops.back();
+  OpBuilder builder(last);
+  // Numbered per function, so names are stable from one compile to the next.
+  unsigned counter = 0;
+  if (auto func = last->getParentOfType<func::FuncOp>())
+    func.walk([&](FusionOp) { ++counter; });
+  auto fusion = builder.create<FusionOp>(
+      FusedLoc::get(last->getContext(), locs),
+      TypeRange(ValueRange(results)), kind, kernelName(kind, ops, counter),
+      inputs.getArrayRef());
+  Block &body = fusion.getBody().front();
+  IRMapping mapping;
+  for (auto [input, arg] : llvm::zip(inputs, body.getArguments()))
+    mapping.map(input, arg);
+  OpBuilder inner = OpBuilder::atBlockEnd(&body);
+  for (Operation *splat : splats)
+    inner.clone(*splat, mapping);
+  for (Operation *op : ops)
+    inner.clone(*op, mapping);
+  SmallVector<Value> yielded;
+  for (Value r : results)
+    yielded.push_back(mapping.lookup(r));
+  inner.create<YieldOp>(fusion.getLoc(), yielded);
+
+  for (auto [r, replacement] : llvm::zip(results, fusion.getResults()))
+    r.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+      return !members.contains(use.getOwner());
+    });
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  for (Operation *splat : splats)
+    if (splat->use_empty())
+      splat->erase();
+  return fusion;
+}
+
+void sortBlock(Block &block) {
+  bool sorted = sortTopologically(&block, block.without_terminator());
+  assert(sorted && "fusion created a cycle");
+  (void)sorted;
+}
+
+//===----------------------------------------------------------------------===//
+// Explaining boundaries
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The op inside `fusion` that computes result `index`.
+Operation *producerInside(FusionOp fusion, Value result) {
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  unsigned index = cast<OpResult>(result).getResultNumber();
+  return yield.getValues()[index].getDefiningOp();
+}
+
+/// The ops inside `fusion` that read input `value`.
+SmallVector<Operation *> readersInside(FusionOp fusion, Value value) {
+  SmallVector<Operation *> readers;
+  for (auto [input, arg] :
+       llvm::zip(fusion.getInputs(), fusion.getBody().front().getArguments())) {
+    // The kernel may read the value through views.
+    Value source = input;
+    while (auto reshape = dyn_cast_or_null<ReshapeOp>(source.getDefiningOp()))
+      source = reshape.getOperand();
+    if (source == value)
+      for (Operation *user : arg.getUsers())
+        readers.push_back(user);
+  }
+  return readers;
+}
+
+std::string opName(Operation *op) {
+  return op ? op->getName().getStringRef().str() : std::string("a block argument");
+}
+
+std::string shapeString(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return "?";
+  SmallVector<std::string> dims;
+  for (int64_t d : ranked.getShape())
+    dims.push_back(ShapedType::isDynamic(d) ? "?" : std::to_string(d));
+  return dims.empty() ? "scalar" : llvm::join(dims, "x");
+}
+
+bool isLibraryKind(FusionKind kind) {
+  return kind == FusionKind::Attention || kind == FusionKind::DataMovement ||
+         kind == FusionKind::Library;
+}
+
+} // namespace
+
+std::string explainBoundary(FusionOp producer, FusionOp consumer, Value value) {
+  FusionKind from = producer.getKind(), to = consumer.getKind();
+  Operation *def = producerInside(producer, value);
+  SmallVector<Operation *> readers = readersInside(consumer, value);
+  Operation *reader = readers.empty() ? nullptr : readers.front();
+  llvm::SmallPtrSet<Operation *, 4> kernels;
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty())
+    for (Operation *user : worklist.pop_back_val().getUsers()) {
+      if (auto reshape = dyn_cast<ReshapeOp>(user))
+        worklist.push_back(reshape.getResult());
+      else
+        kernels.insert(user);
+    }
+  unsigned numKernels = kernels.size();
+
+  if (consumer->getParentOfType<func::FuncOp>()->hasAttr("thunder.unfused"))
+    return "fusion is off (--fusion=false): one kernel per op";
+  if ((to == FusionKind::Gemm || to == FusionKind::Conv) && reader &&
+      isPointwise(reader))
+    return llvm::formatv("the epilogue reads it as another operand of {0}; "
+                         "only views of such operands (a bias broadcast) join "
+                         "an epilogue, not the kernels computing them",
+                         opName(reader))
+        .str();
+  if (to == FusionKind::Gemm || to == FusionKind::Conv || isLibraryKind(to))
+    return llvm::formatv("{0} reads its operands from memory (a library call "
+                         "or a kernel of its own: no prologue fusion)",
+                         opName(reader))
+        .str();
+  if (isLibraryKind(from))
+    return llvm::formatv("{0} is a kernel of its own; nothing is fused into "
+                         "its output",
+                         opName(def))
+        .str();
+  if (from == FusionKind::Gemm || from == FusionKind::Conv) {
+    if (numKernels > 1)
+      return llvm::formatv("the {0} result is read by {1} kernels; an "
+                           "epilogue must be its only reader",
+                           opName(def), numKernels)
+          .str();
+    if (to == FusionKind::Reduction)
+      return "a reduction is not a GEMM/convolution epilogue (the row "
+             "reduction needs the whole output row)";
+    if (reader && !isElementwise(reader))
+      return llvm::formatv("{0} reads the {1} result through a view, not "
+                           "element for element as an epilogue must",
+                           opName(reader), opName(def))
+          .str();
+    if (reader && isa<ConvertOp>(reader))
+      return "a dtype convert after the library call needs its result in "
+             "memory first; it runs in the next kernel";
+    return llvm::formatv("{0} does not have the output's shape ({1}) or "
+                         "reads another tensor that depends on the library "
+                         "call",
+                         opName(reader), shapeString(value.getType()))
+        .str();
+  }
+  if (numKernels > 1 && def && !isCheapToDuplicate(def))
+    return llvm::formatv("the value feeds {0} kernels and recomputing {1} in "
+                         "each costs more than reading it back",
+                         numKernels, opName(def))
+        .str();
+  if (from == FusionKind::Reduction && to == FusionKind::Reduction)
+    return llvm::formatv("the two kernels reduce different rows (or the "
+                         "consumer reads the value at shape {0}, not per row)",
+                         shapeString(value.getType()))
+        .str();
+  if (to == FusionKind::Reduction && numKernels > 1)
+    return llvm::formatv("the value feeds {0} kernels; a row kernel takes in "
+                         "only producers that it alone reads (it recomputes "
+                         "them in every pass over the row)",
+                         numKernels)
+        .str();
+  if (to == FusionKind::Reduction)
+    return llvm::formatv("{0} produces shape {1}, which is neither the "
+                         "reduction's full rows nor a per-row value",
+                         opName(def), shapeString(value.getType()))
+        .str();
+  if (from == FusionKind::Reduction)
+    return llvm::formatv("{0} iterates over a shape that is not the "
+                         "reduction's rows (it reads {1})",
+                         opName(reader), shapeString(value.getType()))
+        .str();
+  // Pointwise to pointwise.
+  Type producedAt = value.getType();
+  Type consumedAt =
+      consumer.getNumResults() ? consumer.getResult(0).getType() : producedAt;
+  if (cast<RankedTensorType>(producedAt).getShape() !=
+          cast<RankedTensorType>(consumedAt).getShape() &&
+      def && !isCheapToDuplicate(def))
+    return llvm::formatv("{0} would be recomputed for every element of a "
+                         "larger loop ({1} -> {2}); it is not cheap enough",
+                         opName(def), shapeString(producedAt),
+                         shapeString(consumedAt))
+        .str();
+  return "fusing them would create a cycle through another kernel, or a "
+         "result would be needed at two iteration shapes";
+}
+
+} // namespace mlir::thunder::fusion

@@ -59,7 +59,7 @@ def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
 
     Before:
     ```mlir
-    %wt = thunder.transpose %w, perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+    %wt = thunder.transpose %w, permutation = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
     ```
     After:
     ```mlir
@@ -118,8 +118,13 @@ def ThunderOutlineKernels : Pass<"thunder-outline-kernels", "func::FuncOp"> {
     `thunder.fusion` (data movement, library calls, attention, reductions
     that could not be fused) into a single-op region, so that a backend sees
     only constants, views (`thunder.reshape`) and kernels. Run alone, it is
-    the unfused pipeline: one kernel per op.
+    the unfused pipeline: one kernel per op; `unfused` then marks the
+    function (`thunder.unfused`) so the fusion report says why.
   }];
+  let options = [
+    Option<"unfused", "unfused", "bool", /*default=*/"false",
+           "Mark the function as compiled without fusion">,
+  ];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }
 
@@ -131,25 +136,167 @@ def ThunderSchedule : Pass<"thunder-schedule", "func::FuncOp"> {
   let summary = "Order kernels to lower peak memory; mark concurrent branches";
   let description = [{
     Reorders the kernels of a function (a topological order) to lower the
-    most bytes live at once, and marks each kernel with `thunder.stream`: an
-    index such that kernels on different streams have no dependency path
-    between them through the same stream (GPU backends may run them
-    concurrently, with events on the edges that cross streams).
+    most bytes live at once, and assigns each kernel a stream, so that GPU
+    backends may run independent branches concurrently.
+
+    Input: a function after the fusion pipeline. Weights (`thunder.constant`,
+    `thunder.weight`) move to the top in their order, each view
+    (`thunder.reshape`) right before its first user, and every other op is a
+    kernel (a `thunder.fusion`, or any op on IR that is not fused yet).
+
+    Order: three candidate orders are compared by the peak of arena bytes
+    they need (every kernel result that is not a function result, live from
+    its kernel to its last reader, views included; sizes with a dynamic dim
+    are estimated with 16 for each `?`): the order as given; a list
+    schedule that among the ready kernels runs the one that frees the most
+    bytes net of what it allocates (ties: the earliest in the given order),
+    and a depth-first post-order from the results that visits the larger
+    operand first. The lowest peak wins (ties: in that order). O(n log n).
+
+    Streams (`thunder.stream`, i64, on every kernel): in schedule order a
+    kernel continues the stream of its latest producer whose stream ends
+    with that producer; else it opens a new stream while there are fewer
+    than `max-streams`, or else joins its latest producer's stream (the
+    least recently used stream when it has no producer). Kernels on one
+    stream run in schedule order. `thunder.wait = array<i64: ...>` on a
+    kernel lists the kernels (by position in schedule order, counting from
+    0 among kernels) on other streams whose results it reads and that are
+    not already known complete (through its stream's earlier kernels or
+    earlier waits: events are transitive); the attribute is absent when
+    there are none. thunder-plan-memory adds the waits that reusing arena
+    bytes across streams needs. A backend records an event after every
+    kernel that is waited for, makes every stream wait for the caller's
+    stream before the first kernel, and the caller's stream wait for every
+    stream's last kernel at the end.
+
+    Before:
+    ```mlir
+    %a = thunder.fusion pointwise "a" (%x) : (tensor<64xf32>) -> tensor<64xf32> {...}
+    %b = thunder.fusion pointwise "b" (%x) : (tensor<64xf32>) -> tensor<64xf32> {...}
+    %c = thunder.fusion pointwise "c" (%a, %b) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> {...}
+    ```
+    After:
+    ```mlir
+    %a = thunder.fusion pointwise "a" (%x) {thunder.stream = 0 : i64} ...
+    %b = thunder.fusion pointwise "b" (%x) {thunder.stream = 1 : i64} ...
+    %c = thunder.fusion pointwise "c" (%a, %b) {thunder.stream = 0 : i64, thunder.wait = array<i64: 1>} ...
+    ```
+
+    Rationale: the list schedule and the depth-first order are the two
+    heuristics XLA's memory scheduler chooses between; either can lose to
+    the other (and to the exporter's own order), and computing a peak is
+    linear, so all three are tried. Greedy chain decomposition is simple and
+    sound; its waits are exact.
   }];
+  let options = [
+    Option<"maxStreams", "max-streams", "int64_t", /*default=*/"4",
+           "The most streams to use (1: every kernel on stream 0)">,
+  ];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }
 
 def ThunderPlanMemory : Pass<"thunder-plan-memory", "func::FuncOp"> {
   let summary = "Place every intermediate tensor in one arena";
   let description = [{
-    Computes the liveness of every tensor that crosses a kernel boundary and
-    assigns it an offset in one arena (64-byte aligned), reusing an input's
-    bytes in place for pointwise kernels where that is safe. Function results
-    are written straight into the caller's output buffers. The plan is
-    recorded in the IR: `thunder.offsets` on each kernel, `thunder.arena` on
-    the function (arena bytes, the lower bound and the naive sum).
+    Computes the liveness of every kernel result in schedule order and gives
+    it bytes: function results are written straight into the caller's
+    output buffers, every other result gets a 64-byte aligned offset in one
+    arena (weights and arguments are not in the arena; a view is its
+    operand's bytes).
+
+    Liveness: a tensor is live from the position of its kernel (counting
+    from 0 among kernels) to the last kernel that reads it, directly or
+    through views. Two tensors live at one position never share a byte.
+
+    In-place: a result of a `pointwise` fusion takes the bytes of one of its
+    inputs when that input is an arena tensor (not a weight, argument or
+    function result), this kernel is its last reader, it has the same byte
+    size, and every block argument bound to it (through any view) has the
+    result's shape and is only read element for element: its users are
+    elementwise ops (or converts) of the result's shape, or the yield. With
+    dynamic dims the sizes must also be provably equal: the region holds
+    only elementwise ops and the result is computed from that input. A
+    backend must read each element of such an input before it writes the
+    same element of the result (what a pointwise loop does).
+
+    Packing: greedy by size with best fit and a repair search
+    (`thunder/Support/ArenaPacking.h`, `thunder::arena::packTensors`), on
+    the buffers that in-place chains form.
+
+    Recorded on every kernel, one entry per result:
+    * `thunder.offsets = array<i64: ...>`: the byte offset in the arena;
+      `-1 - k` for a result written into function result `k` (the first if
+      returned more than once); `-9223372036854775807` when the arena is
+      packed at run time;
+    * `thunder.inplace = array<i64: ...>`: the operand index whose bytes
+      the result takes, or -1;
+    * `thunder.live = array<i64: first0, last0, first1, last1, ...>`: the
+      live interval of each result (outputs included).
+    On the function: `thunder.arena = {alignment = 64, bytes = N,
+    lower_bound = L, naive = S}`: the arena size, the most bytes live at
+    once (in-place pairs counted once, sizes rounded up to the alignment:
+    no packing is smaller), and the sum of every arena tensor's size.
+
+    Dynamic shapes: when an arena tensor has a dynamic dim, every arena
+    offset is `-9223372036854775807` and `thunder.arena` is `{alignment =
+    64, bytes = -1, lower_bound = -1, naive = -1, dynamic}`. The backend
+    computes the sizes at run time and calls `thunder::arena::packTensors`
+    with every arena tensor in schedule order (kernel by kernel, result by
+    result, outputs skipped), `first`/`last` from `thunder.live` and
+    `reuses` = the index in that list of the tensor `thunder.inplace`
+    names: the same plan the compiler would have made.
+
+    Streams: when kernels are on several streams (thunder-schedule), a
+    kernel that writes bytes that an earlier tensor on another stream used
+    waits for that tensor's producer and readers (added to `thunder.wait`
+    unless already known complete). With a run-time arena any arena bytes
+    may be reused, so every kernel waits for the kernels of the tensors
+    dead before it.
+
+    Borrowing output buffers (option `borrow-outputs`, off by default: a
+    backend must read `thunder.borrowed` before it is turned on): a function
+    result's buffer is the caller's memory, but it holds nothing until the
+    result's kernel writes it, so tensors that die before then may live in
+    it. For each function result (largest first) the arena tensors (in-place
+    chains whole) whose last reader runs before that result's kernel are
+    packed into its buffer, as many of the earliest-dying as fit. Their
+    `thunder.offsets` entries are then offsets into that result's buffer,
+    and `thunder.borrowed = array<i64: ...>` on the kernel gives, for each
+    result, the function result whose buffer holds it, or -1 (the arena).
+    `thunder.arena` gains `borrowed = B` (their bytes); `lower_bound` is
+    then the bound of the tensors left in the arena. Static shapes only. For
+    an LM whose logits are the largest tensor, every intermediate before the
+    head fits in the logits' buffer and the peak (arena + outputs) drops to
+    eager's.
+
+    Before:
+    ```mlir
+    %a = thunder.fusion pointwise "a" (%x) {thunder.stream = 0 : i64} : (tensor<256xf32>) -> tensor<256xf32> {...}
+    %b = thunder.fusion pointwise "b" (%a) {thunder.stream = 0 : i64} : (tensor<256xf32>) -> tensor<256xf32> {...}
+    return %b : tensor<256xf32>
+    ```
+    After:
+    ```mlir
+    func.func @f(...) attributes {thunder.arena = {alignment = 64 : i64, bytes = 1024 : i64, lower_bound = 1024 : i64, naive = 1024 : i64}} {
+      %a = thunder.fusion pointwise "a" (%x) {thunder.inplace = array<i64: -1>, thunder.live = array<i64: 0, 1>, thunder.offsets = array<i64: 0>, ...}
+      %b = thunder.fusion pointwise "b" (%a) {thunder.inplace = array<i64: -1>, thunder.live = array<i64: 1, 1>, thunder.offsets = array<i64: -1>, ...}
+    ```
   }];
+  let options = [
+    Option<"borrowOutputs", "borrow-outputs", "bool", /*default=*/"false",
+           "Place tensors that die before a function result is written in "
+           "that result's buffer (recorded in thunder.borrowed)">,
+  ];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
+}
+
+def ThunderPrintMemoryReport : Pass<"thunder-print-memory-report", "ModuleOp"> {
+  let summary = "Print the memory plan (the --report=memory text)";
+  let description = [{
+    Prints `thunder::formatMemoryReport` of the module to standard output
+    and leaves the IR unchanged: what `thunder-compile --report=memory`
+    prints, for thunder-opt and its tests.
+  }];
 }
 
 #endif // THUNDER_DIALECT_THUNDER_TRANSFORMS_PASSES_TD

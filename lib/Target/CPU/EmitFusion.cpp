@@ -1,0 +1,282 @@
+//===- EmitFusion.cpp - C++ loops for the CPU's fused kernels -------------===//
+//
+// One C++ block per `thunder.fusion`: pointwise kernels as one OpenMP loop
+// (flat when every read is in loop order, rows x last dim otherwise),
+// reduction kernels as one parallel loop over rows with a pass per
+// reduction and a final pass for the outputs, GEMM/convolution kernels as
+// the library call followed by the epilogue applied in place. The
+// per-element code comes from the shared generator (Common/FusedBody.h);
+// single-op kernels of the other kinds use the op's own kernel
+// (EmitKernels.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "Emitter.h"
+
+#include "thunder/Target/Common/FusedBody.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::thunder;
+using ::thunder::codegen::BodyContext;
+using ::thunder::codegen::BodyEmitter;
+using ::thunder::codegen::Index;
+
+namespace thunder::cpu {
+
+namespace {
+
+bool isRowOp(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op); }
+
+/// The trailing dims a reduction reduces (how many).
+int64_t reducedCount(Operation *op) {
+  ArrayRef<int64_t> dims;
+  llvm::TypeSwitch<Operation *>(op).Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(
+      [&](auto r) { dims = r.getDims(); });
+  return dims.size();
+}
+
+} // namespace
+
+BodyContext Emitter::bodyContext(FusionOp fusion, llvm::StringRef innerVar) {
+  BodyContext ctx;
+  ctx.dim = [this](Value v, unsigned d) { return dimExpr(v, d); };
+  ctx.load = [](unsigned arg, const std::string &offset) {
+    return "in" + std::to_string(arg) + "[" + offset + "]";
+  };
+  ctx.storageType = [](Type t) { return *cppType(t); };
+  ctx.innerVar = innerVar.str();
+  return ctx;
+}
+
+void Emitter::emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os) {
+  for (auto [i, input] : llvm::enumerate(fusion.getInputs()))
+    os << "    const " << elem(input) << " *in" << i << " = " << name(input) << ";\n";
+  for (auto [i, result] : llvm::enumerate(fusion.getResults()))
+    os << "    " << elem(result) << " *out" << i << " = " << name(result) << ";\n";
+}
+
+LogicalResult Emitter::emitPointwiseKernel(
+    FusionOp fusion, llvm::raw_ostream &os,
+    llvm::function_ref<void(BodyEmitter &)> prepare) {
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  Value loop = fusion.getResult(0);
+  BodyEmitter body(bodyContext(fusion, ""));
+  if (prepare)
+    prepare(body);
+  SmallVector<std::string, 4> shape = body.shapeOf(loop);
+  int rank = shape.size();
+  // The loop's index: rows over the leading dims, the last dim inner.
+  Index index;
+  index.flat = "flat_i";
+  if (rank > 0) {
+    SmallVector<std::string, 4> rows(shape.begin(), shape.end() - 1);
+    index.dims = BodyEmitter::delinearize("prow", rows);
+    index.dims.push_back("pcol");
+  }
+  std::string stores;
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    FailureOr<std::string> v = body.emit(value, index);
+    if (failed(v))
+      return failure();
+    stores += "      out" + std::to_string(i) + "[flat_i] = st<" +
+              elem(fusion.getResult(i)) + ">(" + *v + ");\n";
+  }
+  std::string code = body.takeElementCode();
+  std::string n = numelExpr(loop);
+  bool flat = rank == 0 || (!llvm::StringRef(code).contains("prow") &&
+                            !llvm::StringRef(code).contains("pcol"));
+  os << "    const int64_t n = " << n << ";\n";
+  if (flat) {
+    os << "#pragma omp parallel for simd if (n > 32768)\n"
+       << "    for (int64_t flat_i = 0; flat_i < n; ++flat_i) {\n"
+       << code << stores << "    }\n";
+    return success();
+  }
+  os << "    const int64_t cols = " << shape.back() << ", rows = cols ? n / cols : 0;\n"
+     << "#pragma omp parallel for if (n > 32768)\n"
+     << "    for (int64_t prow = 0; prow < rows; ++prow) {\n"
+     << "#pragma omp simd\n"
+     << "    for (int64_t pcol = 0; pcol < cols; ++pcol) {\n"
+     << "      const int64_t flat_i = prow * cols + pcol;\n"
+     << code << stores << "    }\n    }\n";
+  return success();
+}
+
+LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os) {
+  Block &block = fusion.getBody().front();
+  auto yield = cast<YieldOp>(block.getTerminator());
+  SmallVector<Operation *> reductions;
+  for (Operation &op : block.without_terminator())
+    if (isRowOp(&op))
+      reductions.push_back(&op);
+  if (reductions.empty())
+    return fusion.emitError("a reduction kernel without a reduction");
+  Value rowInput = reductions.front()->getOperand(0);
+  int64_t rank = typeOf(rowInput).getRank();
+  int64_t innerRank = reducedCount(reductions.front());
+  BodyEmitter body(bodyContext(fusion, "inner_j"));
+  SmallVector<std::string, 4> shape = body.shapeOf(rowInput);
+  ArrayRef<std::string> outerShape = ArrayRef<std::string>(shape).take_front(rank - innerRank);
+  ArrayRef<std::string> innerShape = ArrayRef<std::string>(shape).drop_front(rank - innerRank);
+  auto product = [](ArrayRef<std::string> dims) {
+    std::string p = "int64_t(1)";
+    for (const std::string &d : dims)
+      p += " * " + d;
+    return p;
+  };
+  Index full;
+  full.dims = BodyEmitter::delinearize("prow", outerShape);
+  for (const std::string &d : BodyEmitter::delinearize("inner_j", innerShape))
+    full.dims.push_back(d);
+  full.flat = "prow * inner + inner_j";
+  auto rowIndex = [&](Value v) {
+    Index index;
+    index.dims = BodyEmitter::delinearize("prow", outerShape);
+    index.dims.resize(typeOf(v).getRank(), "0");
+    index.flat = "prow";
+    return index;
+  };
+
+  os << "    const int64_t rows = " << product(outerShape)
+     << ", inner = " << product(innerShape) << ";\n"
+     << "#pragma omp parallel for if (rows > 1 && rows * inner > 32768)\n"
+     << "    for (int64_t prow = 0; prow < rows; ++prow) {\n";
+  for (auto [k, reduction] : llvm::enumerate(reductions)) {
+    Value input = reduction->getOperand(0);
+    if (typeOf(input).getShape() != typeOf(rowInput).getShape() ||
+        reducedCount(reduction) != innerRank)
+      return reduction->emitError("reduces other rows than the kernel's first reduction");
+    FailureOr<std::string> v = body.emit(input, full);
+    if (failed(v))
+      return failure();
+    std::string element = body.takeElementCode();
+    std::string acc = "acc" + std::to_string(k);
+    std::string C = body.computeType(typeOf(reduction->getResult(0)).getElementType());
+    std::string init = "0", update = acc + " + " + *v, clause = "reduction(+:" + acc + ")";
+    if (isa<ProdOp>(reduction)) {
+      init = "1";
+      update = acc + " * " + *v;
+      clause = "reduction(*:" + acc + ")";
+    } else if (isa<MaxOp>(reduction)) {
+      init = "std::numeric_limits<" + C + ">::has_infinity ? -std::numeric_limits<" + C +
+             ">::infinity() : std::numeric_limits<" + C + ">::lowest()";
+      update = "maximum(" + acc + ", " + *v + ")";
+      clause = "";
+    } else if (isa<MinOp>(reduction)) {
+      init = "std::numeric_limits<" + C + ">::has_infinity ? std::numeric_limits<" + C +
+             ">::infinity() : std::numeric_limits<" + C + ">::max()";
+      update = "minimum(" + acc + ", " + *v + ")";
+      clause = "";
+    }
+    os << body.takeRowCode() << "      " << C << " " << acc << " = " << init << ";\n";
+    if (!clause.empty())
+      os << "#pragma omp simd " << clause << "\n";
+    os << "      for (int64_t inner_j = 0; inner_j < inner; ++inner_j) {\n"
+       << element << "        " << acc << " = " << update << ";\n      }\n";
+    if (isa<MeanOp>(reduction))
+      os << "      " << acc << " = " << acc << " / static_cast<" << C << ">(inner);\n";
+    body.bind(reduction->getResult(0), acc);
+  }
+  // Results: per-row values once per row, full rows in one more pass.
+  std::string fullStores;
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    auto type = typeOf(value);
+    bool isFull = type.getRank() == rank && type.getShape() == typeOf(rowInput).getShape();
+    std::string store = "out" + std::to_string(i);
+    if (isFull) {
+      FailureOr<std::string> v = body.emit(value, full);
+      if (failed(v))
+        return failure();
+      fullStores += "        " + store + "[prow * inner + inner_j] = st<" +
+                    elem(fusion.getResult(i)) + ">(" + *v + ");\n";
+      continue;
+    }
+    FailureOr<std::string> v = body.emit(value, rowIndex(value));
+    if (failed(v))
+      return failure();
+    os << body.takeRowCode() << "      " << store << "[prow] = st<"
+       << elem(fusion.getResult(i)) << ">(" << *v << ");\n";
+  }
+  if (!fullStores.empty()) {
+    std::string element = body.takeElementCode();
+    os << body.takeRowCode() << "#pragma omp simd\n"
+       << "      for (int64_t inner_j = 0; inner_j < inner; ++inner_j) {\n"
+       << element << fullStores << "      }\n";
+  }
+  os << "    }\n";
+  return success();
+}
+
+LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
+  Block &block = fusion.getBody().front();
+  auto ops = llvm::to_vector(llvm::map_range(block.without_terminator(),
+                                             [](Operation &op) { return &op; }));
+  // Comment: the kernel, its ops and their source lines.
+  os << "  // kernel " << fusion.getKernelName() << " ("
+     << stringifyFusionKind(fusion.getKind()) << "):";
+  for (Operation *op : ops)
+    if (!isa<ConstantOp>(op))
+      os << " " << op->getName().stripDialect();
+  os << "\n";
+  std::set<std::string> lines;
+  for (Operation *op : ops)
+    if (std::string where = sourceOf(op->getLoc()); !where.empty() && lines.insert(where).second)
+      os << "  //   at " << where << "\n";
+
+  // Names inside the region alias the values outside it.
+  for (auto [input, arg] : llvm::zip(fusion.getInputs(), block.getArguments()))
+    names[arg] = name(input);
+  auto yield = cast<YieldOp>(block.getTerminator());
+  for (auto [value, result] : llvm::zip(yield.getValues(), fusion.getResults()))
+    if (!names.count(value))
+      names[value] = name(result);
+
+  FusionKind kind = fusion.getKind();
+  auto nonConstant = llvm::make_filter_range(ops, [](Operation *op) {
+    return !isa<ConstantOp>(op);
+  });
+  size_t computeOps = llvm::range_size(nonConstant);
+  if (kind == FusionKind::Pointwise) {
+    os << "  {\n";
+    emitKernelPointers(fusion, os);
+    if (failed(emitPointwiseKernel(fusion, os)))
+      return failure();
+    os << "  }\n";
+    return success();
+  }
+  if (kind == FusionKind::Reduction) {
+    os << "  {\n";
+    emitKernelPointers(fusion, os);
+    if (failed(emitReductionKernel(fusion, os)))
+      return failure();
+    os << "  }\n";
+    return success();
+  }
+  if ((kind == FusionKind::Gemm || kind == FusionKind::Conv) && computeOps > 1) {
+    // The library call writes the kernel's output; the epilogue then runs
+    // over it in place.
+    Operation *anchor = *nonConstant.begin();
+    names[anchor->getResult(0)] = name(fusion.getResult(0));
+    if (failed(emitOp(anchor, os)))
+      return failure();
+    os << "  {\n";
+    emitKernelPointers(fusion, os);
+    os << "    const " << elem(fusion.getResult(0)) << " *library = out0;\n";
+    if (failed(emitPointwiseKernel(fusion, os, [&](BodyEmitter &body) {
+          body.bindMemory(anchor->getResult(0), "library");
+        })))
+      return failure();
+    os << "  }\n";
+    return success();
+  }
+  if (computeOps != 1)
+    return fusion.emitError("the CPU backend emits a ")
+           << stringifyFusionKind(kind) << " kernel of one op, this one has "
+           << computeOps;
+  return emitOp(*nonConstant.begin(), os);
+}
+
+} // namespace thunder::cpu

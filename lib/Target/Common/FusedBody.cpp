@@ -1,0 +1,304 @@
+//===- FusedBody.cpp - Per-element C code of a fusion region --------------===//
+#include "thunder/Target/Common/FusedBody.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::thunder;
+
+namespace thunder::codegen {
+
+std::string doubleLiteral(double v) {
+  if (std::isnan(v))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v))
+    return v > 0 ? "std::numeric_limits<double>::infinity()"
+                 : "-std::numeric_limits<double>::infinity()";
+  return llvm::formatv("{0:e17}", v).str();
+}
+
+FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C,
+                                       ArrayRef<std::string> operands) {
+  auto x = [&](unsigned i) { return i < operands.size() ? operands[i] : std::string("?"); };
+  std::string a = x(0), b = x(1), c = x(2), ct = C.str();
+  auto call = [&](llvm::StringRef fn) { return (fn + "(" + a + ")").str(); };
+  auto call2 = [&](llvm::StringRef fn) { return (fn + "(" + a + ", " + b + ")").str(); };
+  return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
+      .Case([&](AddOp) { return a + " + " + b; })
+      .Case([&](SubOp) { return a + " - " + b; })
+      .Case([&](MulOp) { return a + " * " + b; })
+      .Case([&](DivOp d) {
+        switch (d.getRoundingMode()) {
+        case RoundingMode::Floor: return call2("div_floor");
+        case RoundingMode::Trunc: return call2("div_trunc");
+        default: return a + " / " + b;
+        }
+      })
+      .Case([&](RemainderOp) { return call2("py_remainder"); })
+      .Case([&](PowOp) { return call2("power"); })
+      .Case([&](MaximumOp) { return call2("maximum"); })
+      .Case([&](MinimumOp) { return call2("minimum"); })
+      .Case([&](LogicalAndOp) { return a + " && " + b; })
+      .Case([&](LogicalOrOp) { return a + " || " + b; })
+      .Case([&](LogicalXorOp) { return a + " != " + b; })
+      .Case([&](LogicalNotOp) { return "!" + a; })
+      .Case([&](NegOp) { return "-" + a; })
+      .Case([&](AbsOp) { return call("std::abs"); })
+      .Case([&](ReluOp) { return call("relu"); })
+      .Case([&](ExpOp) { return call("std::exp"); })
+      .Case([&](LogOp) { return call("std::log"); })
+      .Case([&](Log1pOp) { return call("std::log1p"); })
+      .Case([&](SqrtOp) { return call("std::sqrt"); })
+      .Case([&](RsqrtOp) { return ct + "(1) / std::sqrt(" + a + ")"; })
+      .Case([&](ReciprocalOp) { return ct + "(1) / " + a; })
+      .Case([&](TanhOp) { return call("std::tanh"); })
+      .Case([&](SigmoidOp) { return call("sigmoid"); })
+      .Case([&](ErfOp) { return call("std::erf"); })
+      .Case([&](SinOp) { return call("std::sin"); })
+      .Case([&](CosOp) { return call("std::cos"); })
+      .Case([&](FloorOp) { return call("std::floor"); })
+      .Case([&](CeilOp) { return call("std::ceil"); })
+      .Case([&](SiluOp) { return call("silu"); })
+      .Case([&](GeluOp g) {
+        return call(g.getApproximate() == GeluApproximation::Tanh ? "gelu_tanh"
+                                                                  : "gelu");
+      })
+      .Case([&](CompareOp cmp) -> FailureOr<std::string> {
+        const char *sym = "==";
+        switch (cmp.getDirection()) {
+        case ComparisonDirection::EQ: sym = "=="; break;
+        case ComparisonDirection::NE: sym = "!="; break;
+        case ComparisonDirection::LT: sym = "<"; break;
+        case ComparisonDirection::LE: sym = "<="; break;
+        case ComparisonDirection::GT: sym = ">"; break;
+        case ComparisonDirection::GE: sym = ">="; break;
+        }
+        return a + " " + sym + " " + b;
+      })
+      .Case([&](WhereOp) { return a + " ? " + b + " : " + c; })
+      .Case([&](ClampOp cl) {
+        std::string e = a;
+        if (auto lo = cl.getMin())
+          e = "maximum(" + e + ", " + ct + "(" + doubleLiteral(lo->convertToDouble()) + "))";
+        if (auto hi = cl.getMax())
+          e = "minimum(" + e + ", " + ct + "(" + doubleLiteral(hi->convertToDouble()) + "))";
+        return e;
+      })
+      .Case([&](ConvertOp) { return a; })
+      .Default([](Operation *) -> FailureOr<std::string> { return failure(); });
+}
+
+//===----------------------------------------------------------------------===//
+// BodyEmitter
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isLiteral(const std::string &s) {
+  return !s.empty() && llvm::all_of(s, [](char c) { return llvm::isDigit(c); });
+}
+
+std::string mul(const std::string &a, const std::string &b) {
+  if (a == "0" || b == "0")
+    return "0";
+  if (a == "1")
+    return b;
+  if (b == "1")
+    return a;
+  return "(" + a + ") * (" + b + ")";
+}
+
+std::string add(const std::string &a, const std::string &b) {
+  if (a == "0")
+    return b;
+  if (b == "0")
+    return a;
+  return a + " + " + b;
+}
+
+/// "64LL" and "64" are the same size.
+std::string bare(std::string s) {
+  if (llvm::StringRef(s).ends_with("LL") && isLiteral(s.substr(0, s.size() - 2)))
+    s.resize(s.size() - 2);
+  return s;
+}
+
+} // namespace
+
+SmallVector<std::string, 4> BodyEmitter::shapeOf(Value value) {
+  SmallVector<std::string, 4> shape;
+  auto type = cast<RankedTensorType>(value.getType());
+  for (unsigned d = 0; d < type.getRank(); ++d)
+    shape.push_back(bare(ctx.dim(value, d)));
+  return shape;
+}
+
+SmallVector<std::string, 4>
+BodyEmitter::delinearize(const std::string &flat, ArrayRef<std::string> shape) {
+  SmallVector<std::string, 4> index(shape.size());
+  std::string stride = "1";
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    std::string q = stride == "1" ? "(" + flat + ")" : "((" + flat + ") / (" + stride + "))";
+    index[d] = d == 0 ? q : "(" + q + " % (" + shape[d] + "))";
+    if (shape[d] == "1")
+      index[d] = "0";
+    stride = mul(stride, shape[d]);
+  }
+  return index;
+}
+
+std::string BodyEmitter::linearize(ArrayRef<std::string> index,
+                                   ArrayRef<std::string> shape) {
+  std::string flat = "0";
+  for (auto [i, s] : llvm::zip(index, shape))
+    flat = add(mul(flat == "0" ? "0" : "(" + flat + ")", s), i);
+  return flat;
+}
+
+std::string BodyEmitter::computeType(Type element) {
+  if (element.isInteger(1))
+    return "bool";
+  return "compute_t<" + ctx.storageType(element) + ">";
+}
+
+FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
+  Value operand = op->getOperand(0);
+  SmallVector<std::string, 4> in = shapeOf(operand), out = shapeOf(op->getResult(0));
+  auto dimsOf = [&](const Index &i) {
+    return i.dims.empty() && !out.empty() ? delinearize(i.flat, out) : i.dims;
+  };
+  Index result;
+  return llvm::TypeSwitch<Operation *, FailureOr<Index>>(op)
+      .Case<BroadcastOp, ExpandOp>([&](auto b) -> FailureOr<Index> {
+        SmallVector<int64_t> mapping;
+        if constexpr (std::is_same_v<decltype(b), BroadcastOp>) {
+          mapping.assign(b.getBroadcastDims().begin(), b.getBroadcastDims().end());
+        } else {
+          for (size_t k = 0; k < in.size(); ++k)
+            mapping.push_back(out.size() - in.size() + k);
+        }
+        SmallVector<std::string, 4> dims = dimsOf(index);
+        for (auto [k, d] : llvm::enumerate(mapping))
+          result.dims.push_back(in[k] == "1" ? std::string("0") : dims[d]);
+        if (in == ArrayRef<std::string>(out).take_back(in.size()) && in.size() == out.size())
+          result.flat = index.flat;
+        return result;
+      })
+      .Case([&](TransposeOp t) -> FailureOr<Index> {
+        SmallVector<std::string, 4> dims = dimsOf(index);
+        result.dims.assign(in.size(), "0");
+        for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+          result.dims[p] = dims[i];
+        return result;
+      })
+      .Case([&](SliceOp s) -> FailureOr<Index> {
+        SmallVector<std::string, 4> dims = dimsOf(index);
+        for (auto [d, start, step] : llvm::zip(dims, s.getStart(), s.getStep()))
+          result.dims.push_back(add(std::to_string(start),
+                                    mul(std::to_string(step), d)));
+        return result;
+      })
+      .Case([&](ReshapeOp) -> FailureOr<Index> {
+        // Same elements in the same order: the flat position carries over.
+        result.flat = index.flat.empty() ? linearize(index.dims, out) : index.flat;
+        return result;
+      })
+      .Default([&](Operation *) -> FailureOr<Index> { return index; });
+}
+
+FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
+  if (auto it = bound.find(value); it != bound.end())
+    return it->second;
+  auto type = cast<RankedTensorType>(value.getType());
+  std::string key = llvm::formatv("{0}|{1}|{2}", value.getAsOpaquePointer(),
+                                  llvm::join(index.dims, ","), index.flat)
+                        .str();
+  bool rowOnly = !ctx.innerVar.empty() &&
+                 !llvm::StringRef(key).contains(ctx.innerVar);
+  llvm::StringMap<std::string> &memo = rowOnly ? rowMemo : elementMemo;
+  if (auto it = memo.find(key); it != memo.end())
+    return it->second;
+  std::string &code = rowOnly ? rowCode : elementCode;
+  std::string C = computeType(type.getElementType());
+  std::string name = fresh();
+
+  auto memory = inMemory.find(value);
+  if (isa<BlockArgument>(value) || memory != inMemory.end()) {
+    std::string offset = index.flat;
+    if (offset.empty())
+      offset = linearize(index.dims, shapeOf(value));
+    if (type.getRank() == 0)
+      offset = "0";
+    std::string load =
+        memory != inMemory.end()
+            ? memory->second + "[" + offset + "]"
+            : ctx.load(cast<BlockArgument>(value).getArgNumber(), offset);
+    code += "      const " + C + " " + name + " = " +
+            (type.getElementType().isInteger(1) ? load : "cv(" + load + ")") + ";\n";
+    memo[key] = name;
+    return name;
+  }
+
+  Operation *op = value.getDefiningOp();
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (!splat)
+      return op->emitError("a fused kernel reads only splat constants inline");
+    std::string literal;
+    Type element = type.getElementType();
+    if (isa<FloatType>(element))
+      literal = doubleLiteral(splat.getSplatValue<APFloat>().convertToDouble());
+    else if (element.isInteger(1))
+      literal = splat.getSplatValue<bool>() ? "true" : "false";
+    else
+      literal = std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
+    code += "      const " + C + " " + name + " = " + C + "(" + literal + ");\n";
+    memo[key] = name;
+    return name;
+  }
+
+  if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp>(op)) {
+    FailureOr<Index> in = operandIndex(op, index);
+    if (failed(in))
+      return failure();
+    // A view of a row value can still depend only on the row.
+    FailureOr<std::string> operand = emit(op->getOperand(0), *in);
+    if (failed(operand))
+      return failure();
+    memo[key] = *operand;
+    return *operand;
+  }
+
+  SmallVector<std::string> operands;
+  for (Value operand : op->getOperands()) {
+    FailureOr<std::string> v = emit(operand, index);
+    if (failed(v))
+      return failure();
+    operands.push_back(*v);
+  }
+  Value typed = isa<WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
+  std::string operandC =
+      computeType(cast<RankedTensorType>(typed.getType()).getElementType());
+  FailureOr<std::string> expr = elementwiseExpr(op, operandC, operands);
+  if (failed(expr))
+    return op->emitError("a fused kernel cannot compute this op per element");
+  code += "      const " + C + " " + name + " = static_cast<" + C + ">(" + *expr + ");\n";
+  memo[key] = name;
+  return name;
+}
+
+std::string BodyEmitter::takeElementCode() {
+  elementMemo.clear();
+  return std::exchange(elementCode, std::string());
+}
+
+std::string BodyEmitter::takeRowCode() { return std::exchange(rowCode, std::string()); }
+
+} // namespace thunder::codegen
