@@ -6,7 +6,8 @@
 // thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
 // thunder-compile --list-ops
-// thunder-compile module.mlir --target=cuda --compile-to=source -o src/   (thunder IR in)
+// thunder-compile module.mlir --target=cuda --compile-to=source -o src/   (thunder IR in;
+//   a module with kernels skips fusion, one with thunder.offsets planning too)
 //
 // Runs the same C++ pipelines as thunder-opt and the Python binding. Errors
 // (a malformed archive, unsupported ops: all of them at once) are printed
@@ -201,7 +202,19 @@ int main(int argc, char **argv) {
   if (toDirectory && outputPath.empty())
     return fail("give -o <directory> for --compile-to=" + compileTo);
 
-  if (*phase != thunder::Phase::Import) {
+  // A .mlir module enters at the phase it was written at: one that holds
+  // kernels (thunder.fusion) is past the graph and fusion pipelines, one
+  // whose kernels carry thunder.offsets is planned too.
+  bool fused = false, planned = false;
+  if (mlirInput)
+    module->walk([&](mlir::Operation *op) {
+      if (op->getName().getStringRef() == "thunder.fusion") {
+        fused = true;
+        planned |= op->hasAttr("thunder.offsets");
+      }
+    });
+
+  if (*phase != thunder::Phase::Import && !fused) {
     mlir::PassManager pm(&context);
     thunder::GraphPipelineOptions graphOptions;
     graphOptions.decomposeComposites = decompose.getValue();
@@ -209,11 +222,13 @@ int main(int argc, char **argv) {
     if (mlir::failed(pm.run(*module)))
       return fail(inputPath + ": the graph pipeline failed (errors above)");
   }
-  if (*phase >= thunder::Phase::Fusion) {
+  if (*phase >= thunder::Phase::Fusion && !planned) {
     mlir::PassManager pm(&context);
     thunder::KernelPipelineOptions kernelOptions;
     kernelOptions.fuse = fusion.getValue();
-    if (*phase == thunder::Phase::Fusion)
+    if (fused)
+      thunder::buildThunderPlanPipeline(pm);
+    else if (*phase == thunder::Phase::Fusion)
       thunder::buildThunderFusionPipeline(pm, kernelOptions);
     else
       thunder::buildThunderKernelPipeline(pm, kernelOptions);

@@ -214,10 +214,19 @@ LogicalResult Emitter::collectConstants() {
 /// computed by a unit are written straight into the caller's outputs.
 LogicalResult Emitter::planStorage() {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  // The plan's offsets when every kernel has them and they are static (with
+  // dynamic sizes the plan leaves the packing to run time: a marker offset).
+  constexpr int64_t kRunTimeOffset = -9223372036854775807LL;
   plannedArena = !units.empty();
-  for (Unit &u : units)
-    if (!u.op->getAttrOfType<DenseI64ArrayAttr>("thunder.offsets"))
+  for (Unit &u : units) {
+    auto offsets = u.op->getAttrOfType<DenseI64ArrayAttr>("thunder.offsets");
+    if (!offsets || llvm::is_contained(offsets.asArrayRef(), kRunTimeOffset))
       plannedArena = false;
+    if (auto borrowed = u.op->getAttrOfType<DenseI64ArrayAttr>("thunder.borrowed"))
+      if (llvm::any_of(borrowed.asArrayRef(), [](int64_t b) { return b >= 0; }))
+        return u.op->emitError("the CUDA backend does not place tensors in borrowed output "
+                               "buffers yet (thunder-plan-memory borrow-outputs)");
+  }
   llvm::DenseMap<Value, int> outputOf;
   if (!plannedArena) {
     for (auto [k, v] : llvm::enumerate(ret.getOperands())) {

@@ -292,6 +292,8 @@ LogicalResult Emitter::emitPointwise(const std::string &kernel, ArrayRef<Operati
     widest = std::max(widest, elementBytes(typeOf(r).getElementType()));
   int vec = int(16 / widest);
 
+  // No __restrict__: the memory plan may write a result over the input it
+  // reads element for element (each element is read before it is written).
   device << "/// " << kernel << ": " << ops.size() << " op(s) per element";
   if (!ops.empty()) {
     device << ":\n";
@@ -302,9 +304,9 @@ LogicalResult Emitter::emitPointwise(const std::string &kernel, ArrayRef<Operati
   }
   device << "__global__ void __launch_bounds__(kBlock) " << kernel << "(int64_t n, Syms S";
   for (auto [k, v] : llvm::enumerate(gen.leaves))
-    device << ", const " << elem(v) << " *__restrict__ p" << k;
+    device << ", const " << elem(v) << " *p" << k;
   for (auto [r, v] : llvm::enumerate(roots))
-    device << ", " << elem(v) << " *__restrict__ q" << r;
+    device << ", " << elem(v) << " *q" << r;
   device << ") {\n  (void)S;\n  constexpr int V = " << vec << ";\n"
          << "  const int64_t stride = grid_size(), t = thread_index();\n"
          << "  int64_t done = 0;\n  if (true";

@@ -9,10 +9,10 @@
 // CHECK-LABEL: /// fused_linear_gelu_1_epilogue: 3 op(s) per element:
 // CHECK: thunder.gelu
 // CHECK-LABEL: static int enqueue(
-// CHECK: // Kernel 0: fused_linear_relu_0 (gemm).
+// CHECK: // Kernel 0: fused_linear_relu_0 (gemm)
 // CHECK: // cuBLASLt with the epilogue ReluBias.
 // CHECK-NEXT: matmul(c, a0, v{{[0-9]+}}, v[[OUT0:[0-9]+]], int64_t(1), 8LL, 16LL, 32LL, false, true, false, Epilogue::ReluBias, v{{[0-9]+}});
-// CHECK: // Kernel 1: fused_linear_gelu_1 (gemm).
+// CHECK: // Kernel 1: fused_linear_gelu_1 (gemm)
 // CHECK: matmul(c, a0, v{{[0-9]+}}, tmp1, int64_t(1), 8LL, 16LL, 32LL, false, true, false);
 // CHECK: fused_linear_gelu_1_epilogue<<<
 

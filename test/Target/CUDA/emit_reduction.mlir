@@ -5,12 +5,13 @@
 // Reductions and row-wise composites outside a region are kernels of their own,
 // through the support header's templates.
 
+// (--fusion=false: one single-op kernel each, the composites whole.)
 // CHECK-LABEL: static int enqueue(
-// CHECK: // Kernel 0: sum_0.
+// CHECK: // Kernel 0: reduction_sum_0 (reduction)
 // CHECK: { const int reduced[] = {0, 1}; reduce(c, a0, a0_shape, 2, reduced, Reduce::Sum, v{{[0-9]+}}); }
-// CHECK: // Kernel 1: softmax_1.
+// CHECK: // Kernel 1: library_softmax_1 (library)
 // CHECK: softmax(c, a0, v{{[0-9]+}}_shape, 2, 1, false, v{{[0-9]+}});
-// CHECK: // Kernel 2: layer_norm_2.
+// CHECK: // Kernel 2: library_layer_norm_2 (library)
 // CHECK: norm(c, a0, v{{[0-9]+}}, (const float *)nullptr, v{{[0-9]+}}, int64_t(1) * 4LL, int64_t(1) * 64LL, {{.*}}, false);
 
 // The rows: warp shuffles within a warp, then across the block's warps.
