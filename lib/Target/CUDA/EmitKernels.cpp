@@ -818,10 +818,13 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
   for (auto [r, res] : llvm::zip(roots, fusion.getResults()))
     if (name(r) == name(res))
       inPlace.insert(r);
-  std::string offset = "uint64_t(0)";
+  // Temporaries one after another from the scratch's start: `at` runs over
+  // them in the code, `sizes` sums them for the layout.
+  std::vector<std::string> sizes;
   std::string own = "uint64_t(0)";
   int k = 0;
-  host << "    char *scr = static_cast<char *>(c.scratch);\n    (void)scr;\n";
+  host << "    char *scr = static_cast<char *>(c.scratch);\n    uint64_t at = 0;\n"
+       << "    (void)scr;\n    (void)at;\n";
   std::string decls, calls;
   llvm::raw_string_ostream callOs(calls);
   for (Operation *op : ops) {
@@ -829,9 +832,10 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
       if (inPlace.count(r) || isa<ReshapeOp>(op))
         continue;
       names[r] = "tmp" + std::to_string(unit.index) + "_" + std::to_string(k++);
+      std::string size = "((" + bytesExpr(r) + " + 255) & ~255ULL)";
       decls += "    " + elem(r) + " *" + name(r) + " = reinterpret_cast<" + elem(r) +
-               " *>(scr + " + offset + ");\n";
-      offset = "(" + offset + " + ((" + bytesExpr(r) + " + 255) & ~255ULL))";
+               " *>(scr + at);\n    at += " + size + ";\n";
+      sizes.push_back(size);
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       if (inPlace.count(reshape.getResult()))
@@ -854,13 +858,13 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
       return failure();
     }
   }
-  host << decls << "    c.scratch = scr + " << offset << ";\n" << calls;
+  host << decls << "    c.scratch = scr + at;\n" << calls;
   // Yielded values not computed in place: arguments, constants, repeats.
   for (auto [r, res] : llvm::zip(roots, fusion.getResults()))
     if (name(r) != name(res))
       host << "    " << spell.memcpyAsync << "(" << name(res) << ", " << name(r) << ", "
            << bytesExpr(res) << ", " << spell.deviceToDevice << ", c.stream);\n";
-  unit.scratch = offset + " + " + own;
+  unit.scratch = (sizes.empty() ? "uint64_t(0)" : llvm::join(sizes, " + ")) + " + " + own;
   return success();
 }
 
