@@ -158,7 +158,7 @@ public:
   }
 
   void run(const std::vector<TensorTuple> &in,
-           const std::vector<TensorTuple> &out) const {
+           const std::vector<TensorTuple> &out, uintptr_t stream) const {
     std::vector<thunder_tensor> inTensors = toTensors(in, "input", model);
     std::vector<thunder_tensor> outTensors = toTensors(out, "output", model);
     thunder_status status;
@@ -173,7 +173,7 @@ public:
         status = thunder_context_run(
             context, inTensors.data(), static_cast<int32_t>(inTensors.size()),
             outTensors.data(), static_cast<int32_t>(outTensors.size()),
-            /*stream=*/nullptr);
+            reinterpret_cast<void *>(stream));
       }
       if (status != THUNDER_OK)
         message = thunder_last_error();
@@ -252,10 +252,13 @@ void bindRuntime(py::module_ &m) {
       .def("workspace_bytes", &LoadedModel::workspaceBytes, py::arg("inputs"),
            "The scratch bytes a run with these inputs allocates.")
       .def("run", &LoadedModel::run, py::arg("inputs"), py::arg("outputs"),
-           "Runs on dense row-major CPU memory: inputs and outputs are "
-           "[(data_ptr, dtype name, shape)], outputs allocated with the "
-           "shapes output_shapes gives. Validates everything first; the GIL "
-           "is released while it runs.");
+           py::arg("stream") = 0,
+           "Runs on dense row-major memory of the model's device: inputs and "
+           "outputs are [(data_ptr, dtype name, shape)], outputs allocated "
+           "with the shapes output_shapes gives; stream is the CUDA stream "
+           "(a cudaStream_t as an integer, 0 for the default stream; ignored "
+           "on the CPU). Validates everything first; the GIL is released "
+           "while it runs.");
   m.def("runtime_version", &thunder_runtime_version,
         "The runtime's version (MAJOR.MINOR.PATCH).");
 

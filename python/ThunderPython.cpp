@@ -183,11 +183,13 @@ public:
   py::dict compile(const std::string &outputDir, const std::string &target,
                    const std::string &name, const std::string &cpu,
                    bool externalWeights, bool sourceOnly, int optLevel,
-                   bool keepBuildDir, bool decomposeComposites, bool fuse) {
+                   bool keepBuildDir, bool decomposeComposites, bool fuse,
+                   const std::string &cudaArch) {
     thunder::CompileOptions options;
     options.target = target;
     options.targetOptions.modelName = name;
     options.targetOptions.cpu = cpu;
+    options.targetOptions.cudaArch = cudaArch;
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
     options.sourceOnly = sourceOnly;
@@ -654,6 +656,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("source_only") = false, py::arg("opt_level") = 2,
            py::arg("keep_build_dir") = false,
            py::arg("decompose_composites") = false, py::arg("fuse") = true,
+           py::arg("cuda_arch") = "sm_80,sm_90a",
            "Compiles the module into output_dir as thunder-compile does (on a "
            "copy: the graph pipeline unless run_graph_pipeline ran, the "
            "kernel pipelines (fusion unless fuse=False, scheduling, memory "

@@ -5,6 +5,8 @@
 #   tools/dev.sh build   setup, then configure (once) and build with CMake + Ninja
 #   tools/dev.sh test    build, then run every test suite (lit, GoogleTest, pytest)
 #   tools/dev.sh demo    build, then show what Thunder does today
+#   tools/dev.sh gpu-check  build, then write .gpucheck/: CUDA models and the GPU side
+#                        of the check (run there: bash .gpucheck/run.sh; docs/cuda.md)
 #
 # Environment: THUNDER_BUILD_DIR (default: build), THUNDER_JOBS (default: nproc),
 # THUNDER_BUILD_TYPE (default: Release).
@@ -125,6 +127,14 @@ cmd_demo() {
   PYTHONPATH="$BUILD_DIR/python" "$VENV/bin/python" "$ROOT/examples/demo.py" "$@"
 }
 
+cmd_gpu_check() {
+  cmd_build
+  log "compiling the GPU check's bundle into $ROOT/.gpucheck"
+  "$VENV/bin/python" "$ROOT/tools/gpucheck/bundle.py" --build-dir "$BUILD_DIR" \
+    --out "$ROOT/.gpucheck" "$@"
+  log "done: run 'bash .gpucheck/run.sh' on a machine with a GPU (device tool: carry .gpucheck)"
+}
+
 usage() {
   sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
@@ -134,6 +144,7 @@ case "${1:-}" in
   build) cmd_build ;;
   test) cmd_test ;;
   demo) shift; cmd_demo "$@" ;;
+  gpu-check) shift; cmd_gpu_check "$@" ;;
   -h|--help|help) usage ;;
   "") usage; exit 2 ;;
   *) usage; die "unknown command '$1'" ;;

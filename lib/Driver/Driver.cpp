@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "thunder/Target/CPU/CPUBackend.h"
+#include "thunder/Target/CUDA/CUDABackend.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -19,10 +20,12 @@ namespace thunder {
 std::unique_ptr<TargetBackend> createTargetBackend(llvm::StringRef name) {
   if (name == "cpu")
     return std::make_unique<CPUBackend>();
+  if (name == "cuda")
+    return std::make_unique<CUDABackend>();
   return nullptr;
 }
 
-std::vector<std::string> targetBackendNames() { return {"cpu"}; }
+std::vector<std::string> targetBackendNames() { return {"cpu", "cuda"}; }
 
 /// Writes `contents` to `path`, creating parent directories.
 static LogicalResult writeFile(Location loc, const llvm::Twine &path,

@@ -248,13 +248,14 @@ def _weight_tensor(ep: ExportedProgram, spec) -> Any:
     return ep.constants.get(spec.target)
 
 
-def weight_views(ep: ExportedProgram) -> tuple[dict, list]:
+def weight_views(ep: ExportedProgram, to_host: bool = False) -> tuple[dict, list]:
     """The program's parameters, buffers and tensor constants as the C++ importer takes
     them: FQN -> (data_ptr, nbytes, dtype name, sizes), and the tensors those pointers
     point into, which the caller keeps alive as long as the imported module.
 
     A weight is not copied unless it is not contiguous (then its contiguous copy is what
-    is kept alive).
+    is kept alive), or it is on a GPU and `to_host` (a model compiled for a GPU target
+    may live on the GPU: its weights are read through a host copy).
     """
     views, keep_alive = {}, []
     kinds = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
@@ -266,6 +267,9 @@ def weight_views(ep: ExportedProgram) -> tuple[dict, list]:
         if not isinstance(tensor, torch.Tensor):
             raise _C.ImportError(f"weight '{name}' is a {type(tensor).__name__}, not a "
                                  f"tensor; Thunder imports tensor weights only")
+        if tensor.device.type != "cpu" and to_host and isinstance(tensor, torch.Tensor) \
+                and not isinstance(tensor, FakeTensor):
+            tensor = tensor.detach().to("cpu")
         if tensor.device.type != "cpu":
             raise _C.ImportError(
                 f"weight '{name}' is on device '{tensor.device}'; Thunder imports CPU "

@@ -319,8 +319,10 @@ class CompiledModule:
 
     def __init__(self, model: Any, *, target: str, dynamic: bool | None,
                  dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
-                 progress: bool, name: str | None, recompile: bool, opt_level: int):
+                 progress: bool, name: str | None, recompile: bool, opt_level: int,
+                 cuda_arch: str = "sm_80,sm_90a"):
         self._model = model
+        self._cuda_arch = cuda_arch
         self._target = target
         self._dynamic = dynamic
         self._dynamic_shapes = dynamic_shapes
@@ -502,10 +504,12 @@ class CompiledModule:
         # The key is made from the program before decomposition, which a cache hit then
         # skips (it is most of torch.export's time).
         mark = time.monotonic()
-        views, _ = capture.weight_views(ep)
+        views, _ = capture.weight_views(ep, to_host=self._target != "cpu")
         signature = _signature_text(ep)
         options = {"cpu": self._cpu, "external_weights": self._external_weights,
                    "opt_level": self._opt_level, "name": self._name}
+        if self._target == "cuda":
+            options["cuda_arch"] = self._cuda_arch
         if self._cpu == "native":
             options["host_cpu"] = host_cpu_digest()
         # The weights are hashed with external weights too: the weights file is written
@@ -536,14 +540,15 @@ class CompiledModule:
                 progress.phase("decomposed", seconds["decompose"])
                 mark = time.monotonic()
                 program = capture.tensor_outputs_only(capture.program_json(decomposed))
-                views, keep_alive = capture.weight_views(decomposed)
+                views, keep_alive = capture.weight_views(decomposed, to_host=self._target != "cpu")
                 module = import_exported(decomposed, program, views, keep_alive, self._model)
                 seconds["import"] = time.monotonic() - mark
                 progress.phase("imported", seconds["import"])
                 result = module.compile(str(directory), target=self._target,
                                         name=self._name, cpu=self._cpu,
                                         external_weights=self._external_weights,
-                                        opt_level=self._opt_level)
+                                        opt_level=self._opt_level,
+                                        cuda_arch=self._cuda_arch)
                 seconds["graph"] = result["seconds"]["graph"]
                 seconds["build"] = result["seconds"]["build"]
                 progress.phase("built", seconds["graph"] + seconds["build"])
@@ -585,7 +590,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             example_kwargs: dict | None = None, cache_dir: str | os.PathLike | None = None,
             cpu: str = "native", external_weights: bool = False, progress: bool = True,
             name: str | None = None, recompile: bool | None = None,
-            opt_level: int = 2) -> CompiledModule:
+            opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a") -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -622,6 +627,10 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     line to stderr (THUNDER_QUIET=1 silences it too). name: the artifact's name (default:
     the model's class name).
 
+    target="cuda": the library holds GPU code for every architecture in cuda_arch
+    (sm_80 = A100, sm_90a = H100/H200); the model (on the CPU or the GPU) is called with
+    CUDA tensors and runs on torch.cuda.current_stream().
+
     Raises thunder.UnsupportedModelError (capture), thunder.ImportError (unsupported ops,
     all at once, with source lines) and thunder.CompileError (the toolchain's output).
     """
@@ -636,7 +645,8 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     compiled = CompiledModule(model, target=target, dynamic=dynamic,
                               dynamic_shapes=dynamic_shapes, cache_dir=cache_dir, cpu=cpu,
                               external_weights=external_weights, progress=progress, name=name,
-                              recompile=recompile, opt_level=opt_level)
+                              recompile=recompile, opt_level=opt_level,
+                              cuda_arch=cuda_arch)
     if eager:
         args = tuple(example_inputs or ())
         kwargs = dict(example_kwargs or {})

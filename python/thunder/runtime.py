@@ -66,17 +66,42 @@ def _input_views(native: _C.LoadedModel, tensors: Sequence[Any]) -> tuple[list, 
     return views, keep_alive
 
 
+def _device_of(native: _C.LoadedModel, tensors: Sequence[Any]) -> torch.device:
+    """Where the outputs go: the CPU, or for a CUDA model the device of its first tensor
+    input (the current CUDA device when it has none)."""
+    if native.device != "cuda":
+        return torch.device("cpu")
+    for tensor in tensors:
+        if isinstance(tensor, torch.Tensor) and tensor.device.type == "cuda":
+            return tensor.device
+    return torch.device("cuda", torch.cuda.current_device())
+
+
 def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
     """Runs `native` on `tensors` (in its input order) and returns its outputs, allocated
     here. Raises thunder.RuntimeError with the runtime's message for inputs that do not fit
-    the model."""
+    the model.
+
+    A CUDA model takes and returns CUDA tensors and runs on the current stream of their
+    device (torch.cuda.current_stream()), like a PyTorch op: the outputs are ready once
+    that stream is."""
     views, keep_alive = _input_views(native, tensors)
     shapes = native.output_shapes(views)
-    outputs = [torch.empty(shape, dtype=_TORCH_DTYPES[desc.dtype])
+    device = _device_of(native, tensors)
+    outputs = [torch.empty(shape, dtype=_TORCH_DTYPES[desc.dtype], device=device)
                for shape, desc in zip(shapes, native.outputs)]
-    native.run(views, [(out.data_ptr(), desc.dtype, shape)
-                       for out, desc, shape in zip(outputs, native.outputs, shapes)])
-    del keep_alive  # alive until here: the run read them
+    stream = 0
+    if device.type == "cuda":
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            native.run(views, [(out.data_ptr(), desc.dtype, shape)
+                               for out, desc, shape in zip(outputs, native.outputs, shapes)],
+                       stream)
+    else:
+        native.run(views, [(out.data_ptr(), desc.dtype, shape)
+                           for out, desc, shape in zip(outputs, native.outputs, shapes)])
+    del keep_alive  # alive until here: the run read them (a device run is stream-ordered:
+    # PyTorch's caching allocator reuses their memory only for work on the same stream)
     return outputs
 
 
@@ -84,8 +109,10 @@ class Model:
     """A compiled model loaded by the runtime: ``model(*tensors)`` runs it.
 
     Returns a tuple of tensors, or the tensor itself when the model has one output. Inputs
-    are CPU tensors in the model's input order (``model.inputs``); the runtime checks their
-    dtypes and shapes and raises thunder.RuntimeError naming the input that does not fit.
+    are tensors on the model's device (CPU, or CUDA for a model compiled with
+    target="cuda", run on torch.cuda.current_stream()) in the model's input order
+    (``model.inputs``); the runtime checks their dtypes and shapes and raises
+    thunder.RuntimeError naming the input that does not fit.
     """
 
     def __init__(self, path: str | os.PathLike):

@@ -110,13 +110,17 @@ class ZooModel:
         return tuple({0: batch} for _ in inputs)
 
 
+# Sizes: "small" for tests, "large" for benchmarks, "gpu" for the prepared GPU check
+# (tools/gpucheck: small enough that every artifact travels in a few tens of MB).
+
+
 def _mlp(size, batch):
-    features, hidden = (32, 64) if size == "small" else (1024, 4096)
+    features, hidden = {"small": (32, 64), "gpu": (256, 512)}.get(size, (1024, 4096))
     return MLP(features, hidden, 10), (torch.randn(batch, features),)
 
 
 def _resnet(size, batch):
-    width, res = (8, 32) if size == "small" else (64, 224)
+    width, res = {"small": (8, 32), "gpu": (16, 64)}.get(size, (64, 224))
     model = _randomize_batchnorm(ResNet18(width, 10 if size == "small" else 1000))
     return model, (torch.randn(batch, 3, res, res),)
 
@@ -124,6 +128,8 @@ def _resnet(size, batch):
 def _transformer_sizes(size):
     if size == "small":
         return dict(hidden=64, layers=2, heads=4, inter=128, vocab=128, seq=16)
+    if size == "gpu":
+        return dict(hidden=128, layers=2, heads=4, inter=512, vocab=2048, seq=128)
     return dict(hidden=768, layers=12, heads=12, inter=3072, vocab=32000, seq=128)
 
 
@@ -166,7 +172,7 @@ def _llama(size, batch):
 def _vit(size, batch):
     from transformers import ViTConfig, ViTModel
     s = _transformer_sizes(size)
-    image, patch = (32, 8) if size == "small" else (224, 16)
+    image, patch = {"small": (32, 8), "gpu": (64, 8)}.get(size, (224, 16))
     cfg = ViTConfig(hidden_size=s["hidden"], num_hidden_layers=s["layers"],
                     num_attention_heads=s["heads"], intermediate_size=s["inter"],
                     image_size=image, patch_size=patch, attn_implementation="sdpa")

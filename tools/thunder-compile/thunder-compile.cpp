@@ -1,10 +1,13 @@
 //===- thunder-compile.cpp - Compile a torch.export archive ---------------===//
 //
 // thunder-compile model.pt2 --target=cpu -o out/       (libmodel.so, model.h)
+// thunder-compile model.pt2 --target=cuda [--cuda-arch=sm_80,sm_90a] -o out/
 // thunder-compile model.pt2 --compile-to=<phase> [-o <file or dir>]
 // thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
 // thunder-compile --list-ops
+// thunder-compile module.mlir --target=cuda --compile-to=source -o src/   (thunder IR in;
+//   a module with kernels skips fusion, one with thunder.offsets planning too)
 //
 // Runs the same C++ pipelines as thunder-opt and the Python binding. Errors
 // (a malformed archive, unsupported ops: all of them at once) are printed
@@ -29,12 +32,14 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 
 using namespace llvm;
 
 static cl::OptionCategory category("thunder-compile options");
 
-static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.pt2>"),
+static cl::opt<std::string> inputPath(cl::Positional,
+                                      cl::desc("<model.pt2 | module.mlir>"),
                                       cl::cat(category));
 static cl::opt<std::string> outputPath(
     "o",
@@ -50,8 +55,13 @@ static cl::opt<std::string> compileTo(
              "sources) or library (the default: the linked shared library)"),
     cl::value_desc("phase"), cl::init("library"), cl::cat(category));
 static cl::opt<std::string> target("target",
-                                   cl::desc("The target to compile for: cpu"),
+                                   cl::desc("The target to compile for: cpu or cuda"),
                                    cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> cudaArch(
+    "cuda-arch",
+    cl::desc("CUDA target: the GPU architectures to build code for, "
+             "comma-separated; the library holds a cubin for each"),
+    cl::value_desc("sm_XY,..."), cl::init("sm_80,sm_90a"), cl::cat(category));
 static cl::opt<std::string> cpu(
     "cpu", cl::desc("CPU target: the -march of the generated code (native, "
                     "x86-64-v3, ...)"),
@@ -146,7 +156,13 @@ int main(int argc, char **argv) {
     return fail("--report needs the plan phase; use it with --compile-to=plan, "
                 "source or library");
 
-  auto archive = thunder::Pt2Archive::open(inputPath);
+  // A .mlir file holds a module of thunder IR (written by --compile-to or by
+  // hand): it enters where the import would have left it.
+  bool mlirInput = StringRef(inputPath).ends_with(".mlir");
+  if (mlirInput && examine)
+    return fail("--examine reads a .pt2 archive, not MLIR");
+  auto archive = mlirInput ? Expected<std::unique_ptr<thunder::Pt2Archive>>(nullptr)
+                           : thunder::Pt2Archive::open(inputPath);
   if (!archive)
     return fail(toString(archive.takeError()));
 
@@ -168,19 +184,37 @@ int main(int argc, char **argv) {
   SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  thunder::import::ImportOptions options;
-  options.sourceName = (*archive)->displayName().str();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      thunder::import::importPt2Archive(context, **archive, options);
-  if (!module)
-    return fail(inputPath + ": import failed (errors above)");
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (mlirInput) {
+    module = mlir::parseSourceFile<mlir::ModuleOp>(inputPath.getValue(), sourceMgr, &context);
+    if (!module)
+      return fail(inputPath + ": cannot parse the module (errors above)");
+  } else {
+    thunder::import::ImportOptions options;
+    options.sourceName = (*archive)->displayName().str();
+    module = thunder::import::importPt2Archive(context, **archive, options);
+    if (!module)
+      return fail(inputPath + ": import failed (errors above)");
+  }
 
   bool toDirectory =
       *phase == thunder::Phase::Source || *phase == thunder::Phase::Library;
   if (toDirectory && outputPath.empty())
     return fail("give -o <directory> for --compile-to=" + compileTo);
 
-  if (*phase != thunder::Phase::Import) {
+  // A .mlir module enters at the phase it was written at: one that holds
+  // kernels (thunder.fusion) is past the graph and fusion pipelines, one
+  // whose kernels carry thunder.offsets is planned too.
+  bool fused = false, planned = false;
+  if (mlirInput)
+    module->walk([&](mlir::Operation *op) {
+      if (op->getName().getStringRef() == "thunder.fusion") {
+        fused = true;
+        planned |= op->hasAttr("thunder.offsets");
+      }
+    });
+
+  if (*phase != thunder::Phase::Import && !fused) {
     mlir::PassManager pm(&context);
     thunder::GraphPipelineOptions graphOptions;
     graphOptions.decomposeComposites = decompose.getValue();
@@ -188,11 +222,13 @@ int main(int argc, char **argv) {
     if (mlir::failed(pm.run(*module)))
       return fail(inputPath + ": the graph pipeline failed (errors above)");
   }
-  if (*phase >= thunder::Phase::Fusion) {
+  if (*phase >= thunder::Phase::Fusion && !planned) {
     mlir::PassManager pm(&context);
     thunder::KernelPipelineOptions kernelOptions;
     kernelOptions.fuse = fusion.getValue();
-    if (*phase == thunder::Phase::Fusion)
+    if (fused)
+      thunder::buildThunderPlanPipeline(pm);
+    else if (*phase == thunder::Phase::Fusion)
       thunder::buildThunderFusionPipeline(pm, kernelOptions);
     else
       thunder::buildThunderKernelPipeline(pm, kernelOptions);
@@ -207,6 +243,7 @@ int main(int argc, char **argv) {
     thunder::CompileOptions compile;
     compile.target = target;
     compile.targetOptions.cpu = cpu;
+    compile.targetOptions.cudaArch = cudaArch;
     compile.targetOptions.externalWeights = externalWeights;
     compile.targetOptions.modelName =
         modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;

@@ -24,6 +24,9 @@ struct TargetOptions {
   std::string modelName = "model";
   /// CPU: the -march value ("native", "x86-64-v3", ...).
   std::string cpu = "native";
+  /// CUDA: the GPU architectures to build code for, comma-separated; the
+  /// library holds one cubin per entry (sm_90a: Hopper's own instructions).
+  std::string cudaArch = "sm_80,sm_90a";
   /// Optimization level passed to the toolchain.
   int optLevel = 2;
   /// Write the weights to NAME.safetensors beside the library (memory-mapped

@@ -1,0 +1,31 @@
+//===- CUDABackend.h - The CUDA code generator ------------------*- C++ -*-===//
+#ifndef THUNDER_TARGET_CUDA_CUDABACKEND_H
+#define THUNDER_TARGET_CUDA_CUDABACKEND_H
+
+#include "thunder/Target/TargetBackend.h"
+
+#include <string>
+#include <vector>
+
+namespace thunder {
+
+/// Emits CUDA C++ (fused kernels, cuBLASLt GEMMs, an attention kernel, a host
+/// program that replays a CUDA graph) compiled by nvcc into one library with
+/// code for every architecture of TargetOptions::cudaArch.
+class CUDABackend final : public TargetBackend {
+public:
+  llvm::StringRef name() const override;
+  mlir::FailureOr<EmittedSources> emit(mlir::ModuleOp module,
+                                       const TargetOptions &options) override;
+  ToolchainCommand link(const EmittedSources &sources, llvm::StringRef buildDir,
+                        llvm::StringRef output,
+                        const TargetOptions &options) const override;
+};
+
+/// Parses --cuda-arch ("sm_80,sm_90a"): each entry sm_<digits>[a|f];
+/// failure when the list is empty or an entry is malformed.
+mlir::FailureOr<std::vector<std::string>> parseCudaArchs(llvm::StringRef list);
+
+} // namespace thunder
+
+#endif // THUNDER_TARGET_CUDA_CUDABACKEND_H

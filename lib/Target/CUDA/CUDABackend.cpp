@@ -1,0 +1,832 @@
+//===- CUDABackend.cpp - CUDA C++ code generation for NVIDIA GPUs ---------===//
+//
+// Emits one CUDA translation unit per model: a kernel (or library call) per
+// unit (a fusion region, or a top-level op the fusion passes left outside
+// one), a host program that computes dynamic sizes (ShapePlan), lays out the
+// workspace (the memory plan's arena when the IR has one, else one slot per
+// value; then per stream a cuBLASLt workspace and kernel scratch), and
+// enqueues the units in order on the caller's stream and the schedule's
+// auxiliary streams, and the thunder_model_v1 table of thunder-c/artifact.h.
+// The whole run is captured into a CUDA graph and replayed (static shapes;
+// THUNDER_CUDA_GRAPHS=0 turns it off). Weights are embedded with .incbin and
+// copied to device memory at create(). nvcc builds one library with code for
+// every architecture in --cuda-arch.
+//
+//===----------------------------------------------------------------------===//
+#include "thunder/Target/CUDA/CUDABackend.h"
+
+#include "Emitter.h"
+#include "../CPU/Emitter.h" // the C-family helpers shared with the CPU backend
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::thunder;
+
+namespace {
+#include "CUDASupportSources.inc"
+} // namespace
+
+namespace thunder::gpu {
+
+using cpu::cppString;
+using cpu::cppType;
+using codegen::doubleLiteral;
+using cpu::dtypeCode;
+using cpu::elementBytes;
+using cpu::safetensorsDtype;
+
+const Spellings &cudaSpellings() {
+  static const Spellings s{"cuda",          "THUNDER_DEVICE_CUDA",     "thunder_cuda.cuh",
+                           "thunder_cuda",  "model.cu",                "cudaStream_t",
+                           "cudaMemcpyAsync", "cudaMemcpyDeviceToDevice", "cudaEventRecord",
+                           "cudaStreamWaitEvent"};
+  return s;
+}
+
+/// Bytes of the cuBLASLt workspace each stream gets (NVIDIA's advice for
+/// Hopper; heuristics only pick algorithms that fit).
+constexpr int64_t kLtWorkspace = 32 << 20;
+
+std::string Emitter::elem(Value v) { return *cppType(typeOf(v).getElementType()); }
+
+std::string Emitter::dimExpr(Value v, unsigned d) {
+  const PlanDim &dim = plan.dims(v)[d];
+  return dim.isDynamic() ? "sym[" + std::to_string(dim.symbol) + "]"
+                         : std::to_string(dim.size) + "LL";
+}
+
+std::string Emitter::kernelDim(Value v, unsigned d) {
+  const PlanDim &dim = plan.dims(v)[d];
+  return dim.isDynamic() ? "S.s[" + std::to_string(dim.symbol) + "]"
+                         : std::to_string(dim.size) + "LL";
+}
+
+std::string Emitter::numelExpr(Value v) {
+  std::string e = "int64_t(1)";
+  for (unsigned d = 0; d < typeOf(v).getRank(); ++d)
+    e += " * " + dimExpr(v, d);
+  return e;
+}
+
+std::string Emitter::bytesExpr(Value v) {
+  return "uint64_t(" + numelExpr(v) + ") * " +
+         std::to_string(elementBytes(typeOf(v).getElementType())) + "ULL";
+}
+
+std::string Emitter::i64List(ArrayRef<int64_t> values) {
+  std::string s = "{";
+  for (auto [i, v] : llvm::enumerate(values))
+    s += (i ? ", " : "") + std::to_string(v) + "LL";
+  return s + (values.empty() ? "0}" : "}");
+}
+
+void Emitter::emitSymbols(llvm::raw_ostream &os) {
+  os << "/// Sizes of the dynamic dims (ShapePlan), from the inputs' shapes.\n"
+        "static void compute_symbols(const thunder_tensor *inputs, int64_t *sym) {\n"
+        "  (void)inputs; (void)sym;\n";
+  for (auto [i, def] : llvm::enumerate(plan.symbols())) {
+    os << "  sym[" << i << "] = ";
+    switch (def.kind) {
+    case SymbolDef::Kind::ArgDim:
+      os << "inputs[" << def.arg << "].shape[" << def.dim << "]";
+      break;
+    case SymbolDef::Kind::NumelQuotient:
+      os << "(" << numelExpr(def.value) << ") / " << def.divisor << "LL";
+      break;
+    case SymbolDef::Kind::Sum:
+      os << def.constant << "LL";
+      for (auto &[v, d] : def.terms)
+        os << " + " << dimExpr(v, d);
+      break;
+    case SymbolDef::Kind::Window:
+      os << "window_size(" << dimExpr(def.value, def.dim) << ", " << def.kernel << ", "
+         << def.stride << ", " << def.padLo << ", " << def.padHi << ", " << def.dilation
+         << ", " << (def.ceilMode ? "true" : "false") << ")";
+      break;
+    case SymbolDef::Kind::Slice:
+      os << "std::max<int64_t>(0, (" << dimExpr(def.value, def.dim) << " - " << def.start
+         << " + " << def.step - 1 << ") / " << def.step << ")";
+      break;
+    }
+    os << ";\n";
+  }
+  os << "}\n\n";
+}
+
+void Emitter::emitShapes(llvm::raw_ostream &os) {
+  llvm::StringSet<> done;
+  auto emitShape = [&](Value v) {
+    if (!isa<RankedTensorType>(v.getType()) || !done.insert(shape(v)).second)
+      return;
+    auto dimsOf = plan.dims(v);
+    os << "  const int64_t " << shape(v) << "[" << std::max<size_t>(1, dimsOf.size())
+       << "] = {";
+    for (unsigned d = 0; d < dimsOf.size(); ++d)
+      os << (d ? ", " : "") << dimExpr(v, d);
+    os << (dimsOf.empty() ? "1" : "") << "};\n  (void)" << shape(v) << ";\n";
+  };
+  for (BlockArgument arg : func.getArguments())
+    emitShape(arg);
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      emitShape(r);
+  });
+}
+
+LogicalResult Emitter::collectConstants() {
+  bool ok = true;
+  func.walk([&](ConstantOp op) {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type element = type.getElementType();
+    Attribute value = op.getValue();
+    if (auto splat = dyn_cast<SplatElementsAttr>(value)) {
+      std::string literal;
+      if (isa<FloatType>(element))
+        literal = doubleLiteral(splat.getSplatValue<APFloat>().convertToDouble());
+      else if (element.isInteger(1))
+        literal = splat.getSplatValue<bool>() ? "true" : "false";
+      else
+        literal = std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
+      splats.push_back({op.getResult(), 0, literal});
+      return;
+    }
+    ArrayRef<char> bytes;
+    std::vector<char> owned;
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+      AsmResourceBlob *data = resource.getRawHandle().getBlob();
+      if (!data) {
+        op.emitError("weight '") << resource.getRawHandle().getKey()
+                                 << "' has no data (was its IR printed with elided weights?)";
+        ok = false;
+        return;
+      }
+      bytes = data->getData();
+    } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+      if (element.isInteger(1)) {
+        for (bool b : dense.getValues<bool>())
+          owned.push_back(b ? 1 : 0);
+      } else {
+        ArrayRef<char> raw = dense.getRawData();
+        owned.assign(raw.begin(), raw.end());
+      }
+      bytes = owned;
+    } else {
+      op.emitError("unsupported constant attribute");
+      ok = false;
+      return;
+    }
+    int64_t expected = type.getNumElements() * elementBytes(element);
+    if (static_cast<int64_t>(bytes.size()) != expected) {
+      op.emitError("constant has ") << bytes.size() << " bytes, expected " << expected;
+      ok = false;
+      return;
+    }
+    while (blob.size() % 256)
+      blob.push_back(0);
+    blobOffsets[op.getResult()] = blob.size();
+    std::string entryName = "constant_" + name(op.getResult());
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+      entryName = resource.getRawHandle().getKey().str();
+    blobEntries.push_back({entryName, safetensorsDtype(element),
+                           SmallVector<int64_t>(type.getShape()), blob.size(),
+                           blob.size() + bytes.size()});
+    blob.append(bytes.begin(), bytes.end());
+  });
+  // Splats follow the blob in device memory, filled at create().
+  deviceBytes = (blob.size() + 255) / 256 * 256;
+  for (auto &[v, offset, literal] : splats) {
+    offset = deviceBytes;
+    blobOffsets[v] = offset;
+    deviceBytes += (typeOf(v).getNumElements() * elementBytes(typeOf(v).getElementType()) + 255) /
+                   256 * 256;
+  }
+  return success(ok);
+}
+
+/// One slot per unit result; the memory plan's offsets when every kernel has
+/// them (thunder-plan-memory), our own layout otherwise. Function results
+/// computed by a unit are written straight into the caller's outputs.
+LogicalResult Emitter::planStorage() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  // The plan's offsets when every kernel has them and they are static (with
+  // dynamic sizes the plan leaves the packing to run time: a marker offset).
+  constexpr int64_t kRunTimeOffset = -9223372036854775807LL;
+  plannedArena = !units.empty();
+  for (Unit &u : units) {
+    auto offsets = u.op->getAttrOfType<DenseI64ArrayAttr>("thunder.offsets");
+    if (!offsets || llvm::is_contained(offsets.asArrayRef(), kRunTimeOffset))
+      plannedArena = false;
+    if (auto borrowed = u.op->getAttrOfType<DenseI64ArrayAttr>("thunder.borrowed"))
+      if (llvm::any_of(borrowed.asArrayRef(), [](int64_t b) { return b >= 0; }))
+        return u.op->emitError("the CUDA backend does not place tensors in borrowed output "
+                               "buffers yet (thunder-plan-memory borrow-outputs)");
+  }
+  llvm::DenseMap<Value, int> outputOf;
+  if (!plannedArena) {
+    for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+      Value root = v;
+      while (auto r = root.getDefiningOp<ReshapeOp>())
+        root = r.getOperand();
+      Operation *def = root.getDefiningOp();
+      if (def && !isa<ConstantOp>(def) && !outputOf.count(root))
+        outputOf[root] = k;
+    }
+  }
+  for (Unit &u : units) {
+    auto planned = u.op->getAttrOfType<DenseI64ArrayAttr>("thunder.offsets");
+    for (auto [i, r] : llvm::enumerate(u.op->getResults())) {
+      Slot slot{r, -1, -1};
+      if (plannedArena) {
+        if (planned.size() != u.op->getNumResults())
+          return u.op->emitError("thunder.offsets has ")
+                 << planned.size() << " entries for " << u.op->getNumResults() << " results";
+        int64_t at = planned[i];
+        if (at < 0) {
+          slot.output = int(-1 - at);
+        } else {
+          if (!typeOf(r).hasStaticShape())
+            return u.op->emitError("a planned offset for a result of dynamic shape");
+          slot.planned = at;
+          arenaBytes = std::max<int64_t>(
+              arenaBytes, at + typeOf(r).getNumElements() * elementBytes(typeOf(r).getElementType()));
+        }
+      } else if (auto it = outputOf.find(r); it != outputOf.end()) {
+        slot.output = it->second;
+      }
+      slots.push_back(slot);
+    }
+  }
+  arenaBytes = (arenaBytes + 255) / 256 * 256;
+  // Outputs no unit writes: arguments, constants, a value returned twice.
+  llvm::DenseSet<int> written;
+  for (Slot &s : slots)
+    if (s.output >= 0)
+      written.insert(s.output);
+  for (auto [k, v] : llvm::enumerate(ret.getOperands()))
+    if (!written.count(int(k)))
+      outputCopies.push_back({unsigned(k), v});
+  return success();
+}
+
+/// "4, 8" (a trailing 0 keeps the array non-empty).
+static std::string elementSizes(TypeRange types) {
+  std::string s;
+  for (Type t : types)
+    s += std::to_string(elementBytes(cast<RankedTensorType>(t).getElementType())) + ", ";
+  return s + "0";
+}
+
+LogicalResult Emitter::run(EmittedSources &out) {
+  // Names: arguments, every result (inside regions too), region arguments
+  // as the fusion's operands.
+  for (BlockArgument arg : func.getArguments())
+    names[arg] = "a" + std::to_string(arg.getArgNumber());
+  bool ok = true;
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    for (Value r : op->getResults()) {
+      if (failed(cppType(typeOf(r).getElementType()))) {
+        op->emitError("unsupported element type for the CUDA backend");
+        ok = false;
+      }
+      names[r] = "v" + std::to_string(counter++);
+    }
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      for (auto [arg, operand] : llvm::zip(fusion.getBody().getArguments(), fusion.getInputs()))
+        names[arg] = names.lookup(operand);
+  });
+  if (!ok || failed(collectConstants()))
+    return failure();
+
+  // Units: every top-level op that computes.
+  for (Operation &op : func.getBody().front()) {
+    if (isa<ConstantOp, ReshapeOp, func::ReturnOp>(op))
+      continue;
+    Unit u{&op, int(units.size())};
+    if (auto s = op.getAttrOfType<IntegerAttr>("thunder.stream"))
+      u.stream = int(s.getInt());
+    if (auto w = op.getAttrOfType<DenseI64ArrayAttr>("thunder.wait"))
+      u.waits.assign(w.asArrayRef().begin(), w.asArrayRef().end());
+    if (u.stream < 0 || u.stream > 64)
+      return op.emitError("thunder.stream ") << u.stream << " is out of range [0, 64]";
+    numStreams = std::max(numStreams, u.stream + 1);
+    std::string kernel;
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      kernel = fusion.getKernelName().str();
+    else
+      kernel = op.getName().stripDialect().str() + "_" + std::to_string(u.index);
+    for (char &c : kernel)
+      if (!isalnum(static_cast<unsigned char>(c)))
+        c = '_';
+    u.name = kernel;
+    units.push_back(u);
+  }
+  for (Unit &u : units)
+    for (int64_t w : u.waits) {
+      if (w < 0 || w >= u.index)
+        return u.op->emitError("thunder.wait names kernel ")
+               << w << ", which does not run before kernel " << u.index;
+      if (!units[w].recorded) {
+        units[w].recorded = true;
+        units[w].event = numEvents++;
+      }
+    }
+  // Value names of region-internal yielded values become the fusion's
+  // results: the op that computes one writes it in place.
+  for (Unit &u : units)
+    if (auto fusion = dyn_cast<FusionOp>(u.op)) {
+      auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+      llvm::DenseSet<Value> seen;
+      for (auto [inner, result] : llvm::zip(yield.getValues(), fusion.getResults()))
+        if (inner.getDefiningOp() && inner.getParentRegion() == &fusion.getBody() &&
+            !isa<ConstantOp>(inner.getDefiningOp()) && seen.insert(inner).second)
+          names[inner] = names.lookup(result);
+    }
+  if (failed(planStorage()))
+    return failure();
+
+  std::string device, host;
+  llvm::raw_string_ostream dev(device), hst(host);
+  for (Unit &u : units)
+    if (failed(emitUnit(u, dev, hst)))
+      return failure();
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  bool isStatic = plan.symbols().empty();
+  os << "// Generated by Thunder for model '" << options.modelName
+     << "' (target " << spell.target << ", " << options.cudaArch
+     << "). Do not edit.\n"
+     << "// One kernel or library call per unit (a fusion region, or an op outside one);\n"
+     << "// each is preceded by its ops and their source lines.\n"
+     << "#include \"" << spell.supportHeader << "\"\n#include \"thunder-c/artifact.h\"\n\n"
+     << "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n"
+     << "#include <memory>\n\n"
+     << "using namespace " << spell.ns << ";\n\n"
+     << (options.externalWeights ? ""
+                                 : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n")
+     << "namespace {\n\n"
+     << "constexpr int kNumSymbols = " << plan.symbols().size() << ";\n"
+     << "constexpr int kNumStreams = " << numStreams << ";\n"
+     << "constexpr int kNumEvents = " << numEvents << ";\n"
+     << "constexpr bool kNeedsLt = " << (needsLt ? "true" : "false") << ";\n"
+     << "constexpr bool kStaticShapes = " << (isStatic ? "true" : "false") << ";\n"
+     << "/// CUDA graphs: one per workspace and set of dynamic sizes.\n"
+     << "constexpr bool kGraphs = true;\n"
+     << "constexpr uint64_t kLtWorkspace = " << (needsLt ? kLtWorkspace : 0) << "ULL;\n"
+     << "constexpr uint64_t kBlobBytes = " << blob.size() << "ULL;\n"
+     << "constexpr uint64_t kDeviceBytes = " << deviceBytes << "ULL;\n"
+     << "const char *const kArchs = " << cppString(options.cudaArch) << ";\n"
+     << "constexpr int kNumInputs = " << func.getNumArguments() << ";\n"
+     << "constexpr int kNumOutputs = " << func.getNumResults() << ";\n"
+     << "/// Bytes per element of each input and output.\n"
+     << "constexpr uint64_t kInputBytes[] = {" << elementSizes(func.getArgumentTypes()) << "};\n"
+     << "constexpr uint64_t kOutputBytes[] = {" << elementSizes(func.getResultTypes()) << "};\n\n"
+     << "/// The dynamic sizes, passed to kernels by value.\n"
+     << "struct Syms { int64_t s[kNumSymbols + 1]; };\n\n"
+     << "inline int64_t window_size(int64_t in, int64_t k, int64_t s, int64_t lo,\n"
+     << "                           int64_t hi, int64_t d, bool ceil_mode) {\n"
+     << "  int64_t span = in + lo + hi - d * (k - 1) - 1;\n"
+     << "  int64_t out = (span + (ceil_mode ? s - 1 : 0)) / s + 1;\n"
+     << "  if (ceil_mode && (out - 1) * s >= in + lo) --out;\n"
+     << "  return out;\n}\n\n"
+     << "/// A kernel of this library: whether it can run tells whether the library\n"
+     << "/// holds code for the device.\n"
+     << "__global__ void thunder_probe() {}\n\n";
+  emitSymbols(os);
+
+  // The workspace: the arena, then per stream a cuBLASLt workspace and the
+  // scratch its kernels need (im2col, temporaries of regions run op by op).
+  auto retOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  os << "struct Layout {\n  uint64_t off[" << slots.size() + 1 << "];\n"
+     << "  uint64_t lib[kNumStreams], scratch[kNumStreams], scratch_bytes[kNumStreams];\n"
+     << "  uint64_t in[" << func.getNumArguments() + 1 << "], out["
+     << retOp.getNumOperands() + 1 << "];\n"
+     << "  uint64_t total;\n};\n\n"
+     << "/// `staged`: a CUDA graph replays on fixed buffers, so inputs and outputs\n"
+     << "/// pass through staging buffers at the end of the workspace.\n"
+     << "static void layout(const int64_t *sym, Layout &L, bool staged) {\n  (void)sym;\n"
+     << "  uint64_t at = 0;\n";
+  if (plannedArena) {
+    os << "  // The memory plan's arena (thunder-plan-memory).\n";
+    for (auto [i, s] : llvm::enumerate(slots))
+      if (s.output < 0)
+        os << "  L.off[" << i << "] = " << s.planned << "ULL;\n";
+    os << "  at = " << arenaBytes << "ULL;\n";
+  } else {
+    os << "  // One 256-byte aligned slot per value that crosses units.\n";
+    for (auto [i, s] : llvm::enumerate(slots))
+      if (s.output < 0)
+        os << "  L.off[" << i << "] = at; at += (" << bytesExpr(s.value)
+           << " + 255) & ~255ULL;\n";
+  }
+  os << "  uint64_t need[kNumStreams] = {};\n";
+  for (Unit &u : units) {
+    std::string scratch = unitScratch(u);
+    if (scratch != "0")
+      os << "  need[" << u.stream << "] = std::max<uint64_t>(need[" << u.stream
+         << "], uint64_t(" << scratch << "));\n";
+  }
+  os << "  for (int s = 0; s < kNumStreams; ++s) {\n"
+     << "    L.lib[s] = at; at += kLtWorkspace;\n"
+     << "    L.scratch[s] = at; L.scratch_bytes[s] = (need[s] + 255) & ~255ULL;\n"
+     << "    at += L.scratch_bytes[s];\n  }\n";
+  for (BlockArgument arg : func.getArguments())
+    os << "  L.in[" << arg.getArgNumber() << "] = at; if (staged) at += (" << bytesExpr(arg)
+       << " + 255) & ~255ULL;\n";
+  for (auto [k, v] : llvm::enumerate(retOp.getOperands()))
+    os << "  L.out[" << k << "] = at; if (staged) at += (" << bytesExpr(v)
+       << " + 255) & ~255ULL;\n";
+  os << "  L.total = at;\n}\n\n";
+
+  os << "// Kernels.\n" << device << "\n";
+
+  os << "/// The model state: device weights and the runtime (streams, events,\n"
+        "/// cuBLASLt, the CUDA graph).\n"
+        "struct State {\n  DeviceBuffer weights;\n  Runtime rt;\n};\n\n";
+
+  os << "/// Enqueues one run on `main` (the caller's stream, or the capture stream)\n"
+        "/// reading the inputs from `in` and writing the outputs to `out` (the\n"
+        "/// caller's buffers, or staging buffers in the workspace under a graph).\n"
+        "static int enqueue(State &state, const thunder_tensor *inputs, const void *const *in,\n"
+        "                   void *const *out, char *ws, cudaStream_t main, char *error,\n"
+        "                   size_t error_size) {\n"
+        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
+        "  Layout L;\n  layout(sym, L, state.rt.graphs);\n"
+        "  Syms S;\n  for (int i = 0; i <= kNumSymbols; ++i) S.s[i] = i < kNumSymbols ? sym[i] : 0;\n"
+        "  (void)S;\n"
+        "  const char *W = static_cast<const char *>(state.weights.ptr);\n  (void)W;\n"
+        "  Runtime &rt = state.rt;\n"
+        "  int failure = 0;\n"
+        "  auto ctx = [&](int s) {\n"
+        "    Ctx c;\n    c.stream = rt.stream(s, main);\n    c.sms = rt.sms;\n"
+        "    c.lt = rt.have_lt ? &rt.lt : nullptr;\n"
+        "    c.lt_workspace = ws + L.lib[s];\n    c.lt_workspace_bytes = kLtWorkspace;\n"
+        "    c.scratch = ws + L.scratch[s];\n    c.scratch_bytes = L.scratch_bytes[s];\n"
+        "    c.error = &failure;\n    return c;\n  };\n  (void)ctx;\n";
+  emitShapes(os);
+  for (BlockArgument arg : func.getArguments())
+    os << "  const " << elem(arg) << " *" << name(arg) << " = static_cast<const " << elem(arg)
+       << " *>(in[" << arg.getArgNumber() << "]);\n";
+  for (auto [i, s] : llvm::enumerate(slots)) {
+    os << "  " << elem(s.value) << " *" << name(s.value) << " = ";
+    if (s.output >= 0)
+      os << "static_cast<" << elem(s.value) << " *>(out[" << s.output << "]);\n";
+    else
+      os << "reinterpret_cast<" << elem(s.value) << " *>(ws + L.off[" << i << "]);\n";
+  }
+  for (auto &[v, b] : blobOffsets)
+    os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const " << elem(v)
+       << " *>(W + " << b << ");\n";
+  func.walk([&](ReshapeOp r) {
+    if (r->getParentOp() == func.getOperation())
+      os << "  const " << elem(r) << " *" << name(r) << " = " << name(r.getOperand()) << ";\n";
+  });
+  if (numStreams > 1)
+    os << "  rt.fork(main);\n";
+  os << "\n" << host;
+  os << "  // Outputs no kernel wrote.\n";
+  for (auto &[k, v] : outputCopies)
+    os << "  " << spell.memcpyAsync << "(out[" << k << "], " << name(v) << ", "
+       << bytesExpr(v) << ", " << spell.deviceToDevice << ", main);\n";
+  if (numStreams > 1)
+    os << "  rt.join(main);\n";
+  os << "  if (failure) {\n"
+        "    snprintf(error, error_size, \"cuBLASLt failed with status %d\", failure - 1000);\n"
+        "    return 1;\n  }\n  return 0;\n}\n\n";
+
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  os << "int output_shapes(const void *, const thunder_tensor *inputs,\n"
+        "                  int64_t *const *shapes, char *, size_t) {\n"
+        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n";
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    for (unsigned d = 0; d < typeOf(v).getRank(); ++d)
+      os << "  shapes[" << i << "][" << d << "] = " << dimExpr(v, d) << ";\n";
+  os << "  return 0;\n}\n\n"
+     << "uint64_t workspace_bytes(const void *state, const thunder_tensor *inputs) {\n"
+        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
+        "  Layout L;\n  layout(sym, L, static_cast<const State *>(state)->rt.graphs);\n"
+        "  return L.total;\n}\n\n";
+  std::string weightsFile;
+  if (options.externalWeights)
+    weightsFile = safetensorsFile(&weightsHeaderBytes);
+  emitEntry(os);
+
+  out.files.push_back({spell.source, text});
+  out.files.push_back({spell.supportHeader, kThunderCudaHeader});
+  out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+  if (options.externalWeights) {
+    out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile)});
+    out.artifacts.push_back(options.modelName + ".safetensors");
+    out.compileUnits = {spell.source};
+    return success();
+  }
+  out.files.push_back({"weights.bin", blob});
+  // A host-only translation unit: the assembler embeds the blob.
+  // THUNDER_WEIGHTS_BIN (the blob's absolute path) comes from the link line.
+  out.files.push_back({"weights.cpp",
+                       "// The model's weights, embedded at link time.\n"
+                       "asm(\".section .rodata\\n\\t.balign 256\\n\"\n"
+                       "    \"\\t.globl thunder_weights_blob\\n\"\n"
+                       "    \"\\t.type thunder_weights_blob, @object\\n\"\n"
+                       "    \"thunder_weights_blob:\\n\"\n"
+                       "    \"\\t.incbin \\\"\" THUNDER_WEIGHTS_BIN \"\\\"\\n\\t.byte 0\\n\\t.previous\\n\");\n"});
+  out.compileUnits = {spell.source, "weights.cpp"};
+  return success();
+}
+
+std::string Emitter::safetensorsFile(int64_t *headerBytes) {
+  std::string header;
+  llvm::raw_string_ostream os(header);
+  os << "{\"__metadata__\":{\"format\":\"thunder\",\"model\":" << cppString(options.modelName)
+     << "}";
+  for (const BlobEntry &e : blobEntries) {
+    os << "," << cppString(e.name) << ":{\"dtype\":\"" << e.dtype << "\",\"shape\":[";
+    for (auto [i, d] : llvm::enumerate(e.shape))
+      os << (i ? "," : "") << d;
+    os << "],\"data_offsets\":[" << e.begin << "," << e.end << "]}";
+  }
+  os << "}";
+  while ((8 + header.size()) % 64)
+    header.push_back(' ');
+  *headerBytes = header.size();
+  std::string file(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i)
+    file[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return file + header + blob;
+}
+
+/// create(): the runtime (device checks, streams, cuBLASLt), the weights in
+/// device memory, splat constants filled; run(): through the CUDA graph.
+std::string Emitter::createAndRun() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "/// Copies the weights to the device and fills the splat constants.\n"
+        "static int upload(State &model, const unsigned char *blob, char *error, size_t size) {\n"
+        "  if (kDeviceBytes == 0)\n    return 0;\n"
+        "  cudaError_t e = cudaMalloc(&model.weights.ptr, kDeviceBytes);\n"
+        "  if (e != cudaSuccess)\n    return report(error, size, \"allocating the weights\", e);\n"
+        "  if (kBlobBytes && (e = cudaMemcpy(model.weights.ptr, blob, kBlobBytes,\n"
+        "                                    cudaMemcpyHostToDevice)) != cudaSuccess)\n"
+        "    return report(error, size, \"copying the weights to the device\", e);\n"
+        "  cudaStream_t s;\n"
+        "  if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess)\n"
+        "    return report(error, size, \"cudaStreamCreate\", e);\n"
+        "  Ctx c;\n  c.stream = s;\n  c.sms = model.rt.sms;\n"
+        "  char *W = static_cast<char *>(model.weights.ptr);\n  (void)W;\n";
+  for (auto &[v, offset, literal] : splats)
+    os << "  fill(c, reinterpret_cast<" << elem(v) << " *>(W + " << offset << "), "
+       << typeOf(v).getNumElements() << "LL, st<" << elem(v) << ">(" << literal << "));\n";
+  os << "  e = cudaStreamSynchronize(s);\n  cudaStreamDestroy(s);\n"
+        "  if (e == cudaSuccess)\n    e = cudaGetLastError();\n"
+        "  return e == cudaSuccess ? 0 : report(error, size, \"filling the constants\", e);\n}\n\n"
+        "int create(const char *path, void **state, char *error, size_t error_size) {\n"
+        "  (void)path;\n"
+        "  auto st = std::make_unique<State>();\n"
+        "  if (int rc = st->rt.init(kNumStreams, kNumEvents, kNeedsLt, kGraphs,\n"
+        "                           reinterpret_cast<const void *>(&thunder_probe), kArchs,\n"
+        "                           error, error_size))\n    return rc;\n"
+        "  if (kNeedsLt && !st->rt.have_lt) {\n"
+        "    snprintf(error, error_size, \"this model's GEMMs need cuBLASLt: %s\",\n"
+        "             st->rt.lt_missing.c_str());\n    return 1;\n  }\n";
+  if (!options.externalWeights) {
+    os << "  if (int rc = upload(*st, thunder_weights_blob, error, error_size))\n"
+          "    return rc;\n";
+  } else {
+    uint64_t dataStart = 8 + weightsHeaderBytes;
+    os << llvm::formatv(R"cpp(  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {{
+    snprintf(error, error_size, "cannot open the weights file %s", path);
+    return 1;
+  }
+  struct stat info;
+  if (fstat(fd, &info) != 0 || uint64_t(info.st_size) != {0}ULL) {{
+    close(fd);
+    snprintf(error, error_size, "the weights file %s has %lld bytes; this model's has {0}",
+             path, (long long)info.st_size);
+    return 1;
+  }
+  void *map = mmap(nullptr, info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {{
+    snprintf(error, error_size, "cannot map the weights file %s", path);
+    return 1;
+  }
+  uint64_t header = 0;
+  for (int i = 0; i < 8; ++i)
+    header |= uint64_t(static_cast<const unsigned char *>(map)[i]) << (8 * i);
+  int rc = header == {1}ULL
+               ? upload(*st, static_cast<const unsigned char *>(map) + {2}, error, error_size)
+               : (snprintf(error, error_size,
+                           "the weights file %s was not written for this model", path), 1);
+  munmap(map, info.st_size);
+  if (rc)
+    return rc;
+)cpp",
+                        dataStart + blob.size(), weightsHeaderBytes, dataStart);
+  }
+  os << "  *state = st.release();\n  return 0;\n}\n\n"
+        "void destroy(void *state) { delete static_cast<State *>(state); }\n\n"
+        "int run(const void *state, const thunder_tensor *inputs, const thunder_tensor *outputs,\n"
+        "        void *workspace, void *stream, char *error, size_t error_size) {\n"
+        "  State &model = *static_cast<State *>(const_cast<void *>(state));\n"
+        "  cudaStream_t caller = static_cast<cudaStream_t>(stream);\n"
+        "  char *ws = static_cast<char *>(workspace);\n"
+        "  const void *in[kNumInputs + 1];\n  void *out[kNumOutputs + 1];\n"
+        "  if (!model.rt.graphs) {\n"
+        "    for (int i = 0; i < kNumInputs; ++i) in[i] = inputs[i].data;\n"
+        "    for (int i = 0; i < kNumOutputs; ++i) out[i] = outputs[i].data;\n"
+        "    return model.rt.run(caller, {}, [&](cudaStream_t main) {\n"
+        "      return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
+        "    }, error, error_size);\n  }\n"
+        "  // The graph runs on staging buffers (captured once per workspace): the\n"
+        "  // inputs are copied in before it and the outputs out after it.\n"
+        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
+        "  Layout L;\n  layout(sym, L, true);\n"
+        "  cudaError_t e = cudaSuccess;\n"
+        "  for (int i = 0; i < kNumInputs && e == cudaSuccess; ++i) {\n"
+        "    in[i] = ws + L.in[i];\n"
+        "    e = cudaMemcpyAsync(ws + L.in[i], inputs[i].data, kInputBytes[i] * numel(inputs[i].shape, inputs[i].rank),\n"
+        "                        cudaMemcpyDeviceToDevice, caller);\n  }\n"
+        "  for (int i = 0; i < kNumOutputs; ++i) out[i] = ws + L.out[i];\n"
+        "  if (e != cudaSuccess)\n    return report(error, error_size, \"staging the inputs\", e);\n"
+        "  // One graph per workspace and set of dynamic sizes.\n"
+        "  std::vector<uintptr_t> key = {reinterpret_cast<uintptr_t>(ws)};\n"
+        "  for (int i = 0; i < kNumSymbols; ++i)\n"
+        "    key.push_back(uintptr_t(sym[i]));\n"
+        "  if (int rc = model.rt.run(caller, key, [&](cudaStream_t main) {\n"
+        "        return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
+        "      }, error, error_size))\n    return rc;\n"
+        "  for (int k = 0; k < kNumOutputs && e == cudaSuccess; ++k)\n"
+        "    e = cudaMemcpyAsync(outputs[k].data, out[k],\n"
+        "                        kOutputBytes[k] * numel(outputs[k].shape, outputs[k].rank),\n"
+        "                        cudaMemcpyDeviceToDevice, caller);\n"
+        "  return e == cudaSuccess ? 0 : report(error, error_size, \"copying the outputs\", e);\n}\n\n";
+  return text;
+}
+
+void Emitter::emitEntry(llvm::raw_ostream &os) {
+  auto ranges = func->getAttrOfType<DictionaryAttr>("thunder.symbol_ranges");
+  auto describe = [&](llvm::StringRef prefix, unsigned i, Value v, std::string tensorName,
+                      ArrayAttr symbols) {
+    auto type = typeOf(v);
+    std::string p = prefix.str() + std::to_string(i);
+    SmallVector<int64_t> shapeV, minV, maxV;
+    std::vector<std::string> syms;
+    for (unsigned d = 0; d < type.getRank(); ++d) {
+      std::string sym;
+      if (symbols && d < symbols.size())
+        if (auto s = dyn_cast<StringAttr>(symbols[d]))
+          sym = s.getValue().str();
+      int64_t lo = type.getDimSize(d), hi = type.getDimSize(d);
+      if (type.isDynamicDim(d)) {
+        lo = 0;
+        hi = -1;
+        if (ranges && !sym.empty())
+          if (auto r = ranges.getAs<DenseI64ArrayAttr>(sym); r && r.size() == 2) {
+            lo = std::max<int64_t>(0, r[0]);
+            hi = r[1];
+          }
+      }
+      shapeV.push_back(type.isDynamicDim(d) ? -1 : type.getDimSize(d));
+      minV.push_back(lo);
+      maxV.push_back(hi);
+      syms.push_back(sym);
+    }
+    os << "const int64_t " << p << "_shape[] = " << i64List(shapeV) << ";\n"
+       << "const int64_t " << p << "_min[] = " << i64List(minV) << ";\n"
+       << "const int64_t " << p << "_max[] = " << i64List(maxV) << ";\n"
+       << "const char *const " << p << "_syms[] = {";
+    for (auto [k, s] : llvm::enumerate(syms))
+      os << (k ? ", " : "") << cppString(s);
+    os << (syms.empty() ? "\"\"" : "") << "};\n";
+    return llvm::formatv("{{{0}, {1}, {2}, {3}_shape, {3}_min, {3}_max, {3}_syms}",
+                         cppString(tensorName), dtypeCode(type.getElementType()),
+                         type.getRank(), p)
+        .str();
+  };
+  std::vector<std::string> inputs, outputs;
+  for (BlockArgument arg : func.getArguments()) {
+    std::string argName = "input_" + std::to_string(arg.getArgNumber());
+    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "thunder.name"))
+      argName = n.getValue().str();
+    inputs.push_back(describe(
+        "in", arg.getArgNumber(), arg, argName,
+        func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "thunder.dim_symbols")));
+  }
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    ArrayAttr symbols;
+    if (Operation *producer = v.getDefiningOp())
+      symbols = producer->getAttrOfType<ArrayAttr>("thunder.dim_symbols");
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      symbols = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "thunder.dim_symbols");
+    outputs.push_back(describe("out", i, v, "output_" + std::to_string(i), symbols));
+  }
+  os << "const thunder_tensor_desc kInputs[] = {" << llvm::join(inputs, ", ")
+     << (inputs.empty() ? "{}" : "") << "};\n"
+     << "const thunder_tensor_desc kOutputs[] = {" << llvm::join(outputs, ", ") << "};\n\n"
+     << createAndRun() << "} // namespace\n\n"
+     << "extern \"C\" __attribute__((visibility(\"default\")))\n"
+        "const thunder_model_v1 *thunder_model_entry_v1(void) {\n"
+        "  static const thunder_model_v1 table = {\n"
+        "      THUNDER_ABI_VERSION, sizeof(thunder_model_v1), "
+     << cppString(options.modelName) << ", " << cppString(spell.target) << ", "
+     << spell.deviceEnum << ",\n      " << inputs.size() << ", " << outputs.size()
+     << ", kInputs, kOutputs, "
+     << cppString(options.externalWeights ? options.modelName + ".safetensors" : "")
+     << ",\n      create, destroy, output_shapes, workspace_bytes, run};\n"
+        "  return &table;\n}\n";
+}
+
+} // namespace thunder::gpu
+
+namespace thunder {
+
+llvm::StringRef CUDABackend::name() const { return "cuda"; }
+
+FailureOr<EmittedSources> CUDABackend::emit(ModuleOp module, const TargetOptions &options) {
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  if (funcs.size() != 1)
+    return module.emitError("expects one function to compile, found ") << funcs.size();
+  if (failed(parseCudaArchs(options.cudaArch)))
+    return module.emitError("--cuda-arch: expected a comma-separated list of sm_XY "
+                            "architectures (e.g. sm_80,sm_90a), got '")
+           << options.cudaArch << "'";
+  FailureOr<ShapePlan> plan = ShapePlan::build(funcs.front());
+  if (failed(plan))
+    return failure();
+  EmittedSources sources;
+  if (failed(gpu::Emitter(funcs.front(), *plan, options, gpu::cudaSpellings()).run(sources)))
+    return failure();
+  return sources;
+}
+
+FailureOr<std::vector<std::string>> parseCudaArchs(llvm::StringRef list) {
+  std::vector<std::string> archs;
+  SmallVector<llvm::StringRef> parts;
+  list.split(parts, ',', -1, false);
+  for (llvm::StringRef part : parts) {
+    part = part.trim();
+    llvm::StringRef digits = part;
+    if (!digits.consume_front("sm_") || digits.empty())
+      return failure();
+    llvm::StringRef number = digits.take_while([](char c) { return isdigit(c); });
+    llvm::StringRef suffix = digits.drop_front(number.size());
+    if (number.size() < 2 || !(suffix.empty() || suffix == "a" || suffix == "f"))
+      return failure();
+    archs.push_back(part.str());
+  }
+  if (archs.empty())
+    return failure();
+  return archs;
+}
+
+/// The CUDA toolkit's nvcc: $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, or
+/// nvcc on PATH.
+static std::string findNvcc() {
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *home = getenv(var)) {
+      std::string candidate = std::string(home) + "/bin/nvcc";
+      if (llvm::sys::fs::exists(candidate))
+        return candidate;
+    }
+  if (llvm::sys::fs::exists("/usr/local/cuda/bin/nvcc"))
+    return "/usr/local/cuda/bin/nvcc";
+  return "nvcc";
+}
+
+ToolchainCommand CUDABackend::link(const EmittedSources &sources, llvm::StringRef buildDir,
+                                   llvm::StringRef output, const TargetOptions &options) const {
+  ToolchainCommand cmd;
+  std::string dir = buildDir.str();
+  cmd.argv = {findNvcc(), "-std=c++17", "-O" + std::to_string(options.optLevel),
+              "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC", "-shared",
+              "-Xcompiler", "-fvisibility=hidden", "-I" + dir,
+              // weights.cpp's .incbin reads the blob from the build directory.
+              "-DTHUNDER_WEIGHTS_BIN=\"" + dir + "/weights.bin\"",
+              // The toolkit's own deprecation notes are noise in the toolchain log.
+              "-Wno-deprecated-gpu-targets"};
+  // One cubin per architecture (sm_90a: Hopper's arch-specific instructions).
+  FailureOr<std::vector<std::string>> archs = parseCudaArchs(options.cudaArch);
+  for (const std::string &arch : succeeded(archs) ? *archs : std::vector<std::string>{}) {
+    std::string number = arch.substr(3);
+    cmd.argv.push_back("-gencode");
+    cmd.argv.push_back("arch=compute_" + number + ",code=" + arch);
+  }
+  for (const std::string &unit : sources.compileUnits)
+    cmd.argv.push_back(dir + "/" + unit);
+  // The CUDA runtime is linked statically: the library needs only the
+  // driver (libcuda.so.1) at run time, and cuBLASLt is opened at create().
+  cmd.argv.insert(cmd.argv.end(), {"-o", output.str(), "-cudart", "static", "-ldl",
+                                   "-Xlinker", "--no-undefined"});
+  return cmd;
+}
+
+} // namespace thunder

@@ -1,0 +1,161 @@
+//===- Emitter.h - The CUDA backend's emitter (private) ---------*- C++ -*-===//
+//
+// Shared by CUDABackend.cpp (storage, the host program, weights, the entry
+// table) and EmitKernels.cpp (a kernel or library call per unit: a fusion
+// region, or a top-level op while the fusion passes leave ops outside
+// regions). The C-family spellings that differ between CUDA and HIP live in
+// Spellings (DESIGN.md decision 7).
+//
+//===----------------------------------------------------------------------===//
+#ifndef THUNDER_LIB_TARGET_CUDA_EMITTER_H
+#define THUNDER_LIB_TARGET_CUDA_EMITTER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Target/ShapePlan.h"
+#include "thunder/Target/TargetBackend.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace thunder::gpu {
+
+namespace func = mlir::func;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+using mlir::cast;
+using mlir::dyn_cast;
+using mlir::FailureOr;
+using mlir::isa;
+using mlir::LogicalResult;
+using mlir::Operation;
+using mlir::RankedTensorType;
+using mlir::Type;
+using mlir::Value;
+
+/// The largest rank the generated index arithmetic handles (the support
+/// header's kMaxRank).
+constexpr int kMaxRankForIndex = 8;
+
+/// What differs between the CUDA and HIP spellings of the generated code:
+/// the one place to change for another C-family GPU target.
+struct Spellings {
+  const char *target;        ///< "cuda"
+  const char *deviceEnum;    ///< THUNDER_DEVICE_CUDA
+  const char *supportHeader; ///< thunder_cuda.cuh
+  const char *ns;            ///< the support header's namespace
+  const char *source;        ///< model.cu
+  const char *streamType;    ///< cudaStream_t
+  const char *memcpyAsync;   ///< cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)
+  const char *deviceToDevice;
+  const char *eventRecord, *streamWaitEvent;
+};
+const Spellings &cudaSpellings();
+
+/// One unit of the program: a fusion region, or a top-level op outside one.
+struct Unit {
+  Operation *op;       ///< the thunder.fusion, or the op itself
+  int index;           ///< position in program order
+  int stream = 0;      ///< thunder.stream
+  SmallVector<int64_t> waits; ///< thunder.wait: units on other streams to wait for
+  bool recorded = false;      ///< another stream waits for this unit's event
+  int event = -1;
+  std::string name;    ///< the kernel's name
+  std::string scratch = "0"; ///< scratch bytes it needs (C expression over sym)
+};
+
+class Emitter {
+public:
+  Emitter(func::FuncOp func, const ShapePlan &plan, const TargetOptions &options,
+          const Spellings &spell)
+      : func(func), plan(plan), options(options), spell(spell) {}
+
+  LogicalResult run(EmittedSources &out);
+
+  // Used by EmitKernels.cpp.
+  std::string name(Value v) { return names.lookup(v); }
+  std::string shape(Value v) { return name(v) + "_shape"; }
+  RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+  std::string elem(Value v);
+  int rank(Value v) { return typeOf(v).getRank(); }
+  std::string numelExpr(Value v);
+  std::string bytesExpr(Value v);
+  std::string dimExpr(Value v, unsigned d);
+  /// The dim inside a kernel (static literal or S.s[k]).
+  std::string kernelDim(Value v, unsigned d);
+  std::string i64List(ArrayRef<int64_t> values);
+
+  /// Emits the kernel (to `device`) and the launch (to `host`) of a unit.
+  LogicalResult emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw_ostream &host);
+  /// The scratch bytes a unit needs beyond its results, as a C expression.
+  std::string unitScratch(Unit &unit);
+
+private:
+  friend class PointwiseGen;
+  /// Ops whose per-element value a pointwise kernel computes (elementwise,
+  /// convert, broadcast/expand/transpose/slice/reshape, iota, splats).
+  static bool isPointwise(Operation *op);
+  LogicalResult emitOpCall(Operation *op, llvm::raw_ostream &os);
+  LogicalResult emitPointwise(const std::string &kernel, ArrayRef<Operation *> ops,
+                              ArrayRef<Value> roots, ArrayRef<std::string> dests,
+                              llvm::raw_ostream &device, llvm::raw_ostream &host);
+  LogicalResult emitRegion(Unit &unit, mlir::thunder::FusionOp fusion,
+                           llvm::raw_ostream &device, llvm::raw_ostream &host);
+  bool tryGemmEpilogue(Unit &unit, mlir::thunder::FusionOp fusion, llvm::raw_ostream &host);
+  /// Temporaries of a region executed op by op, in order.
+  std::vector<Value> regionTemps(mlir::thunder::FusionOp fusion);
+  void emitComment(Operation *op, llvm::raw_ostream &os, llvm::StringRef indent);
+
+  void emitSymbols(llvm::raw_ostream &os);
+  void emitShapes(llvm::raw_ostream &os);
+  LogicalResult collectConstants();
+  LogicalResult planStorage();
+  void emitEntry(llvm::raw_ostream &os);
+  std::string createAndRun();
+  std::string safetensorsFile(int64_t *headerBytes);
+
+  func::FuncOp func;
+  const ShapePlan &plan;
+  const TargetOptions &options;
+  const Spellings &spell;
+  llvm::DenseMap<Value, std::string> names;
+  std::vector<Unit> units;
+  int numStreams = 1, numEvents = 0;
+
+  /// Where each unit result lives: an arena slot (planned offset, or one of
+  /// ours), or output k (-1-k).
+  struct Slot {
+    Value value;
+    int64_t planned = -1; ///< the memory plan's offset, or -1
+    int output = -1;      ///< written straight into output k
+  };
+  std::vector<Slot> slots;
+  bool plannedArena = false;
+  int64_t arenaBytes = 0;
+  /// Outputs copied at the end: (output index, value).
+  std::vector<std::pair<unsigned, Value>> outputCopies;
+
+  /// The weights blob (and splat constants, filled at create) and each
+  /// constant's offset in it.
+  std::string blob;
+  uint64_t deviceBytes = 0;
+  llvm::DenseMap<Value, uint64_t> blobOffsets;
+  std::vector<std::tuple<Value, uint64_t, std::string>> splats;
+  struct BlobEntry {
+    std::string name, dtype;
+    SmallVector<int64_t> shape;
+    uint64_t begin, end;
+  };
+  std::vector<BlobEntry> blobEntries;
+  int64_t weightsHeaderBytes = 0;
+  unsigned counter = 0;
+  bool needsLt = false;
+};
+
+} // namespace thunder::gpu
+
+#endif // THUNDER_LIB_TARGET_CUDA_EMITTER_H

@@ -1,0 +1,39 @@
+// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name gemm
+// RUN: FileCheck %s < %t/model.cu
+
+// A GEMM region whose epilogue is bias + ReLU is one cuBLASLt call with the
+// RELU_BIAS epilogue; exact GELU (cuBLASLt's is the tanh approximation) runs
+// as a pointwise kernel after the call.
+
+// CHECK: constexpr bool kNeedsLt = true;
+// CHECK-LABEL: /// fused_linear_gelu_1_epilogue: 3 op(s) per element:
+// CHECK: thunder.gelu
+// CHECK-LABEL: static int enqueue(
+// CHECK: // Kernel 0: fused_linear_relu_0 (gemm)
+// CHECK: // cuBLASLt with the epilogue ReluBias.
+// CHECK-NEXT: matmul(c, a0, v{{[0-9]+}}, v[[OUT0:[0-9]+]], int64_t(1), 8LL, 16LL, 32LL, false, true, false, Epilogue::ReluBias, v{{[0-9]+}});
+// CHECK: // Kernel 1: fused_linear_gelu_1 (gemm)
+// CHECK: matmul(c, a0, v{{[0-9]+}}, tmp1, int64_t(1), 8LL, 16LL, 32LL, false, true, false);
+// CHECK: fused_linear_gelu_1_epilogue<<<
+
+func.func @main(%x: tensor<8x32xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %w = thunder.constant dense<0.5> : tensor<16x32xf32>
+  %b = thunder.constant dense<0.25> : tensor<16xf32>
+  %r = thunder.fusion gemm "fused_linear_relu_0" (%x, %w, %b) : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%a: tensor<8x32xf32>, %wt: tensor<16x32xf32>, %bias: tensor<16xf32>):
+    %m = thunder.matmul %a, %wt transpose_rhs : (tensor<8x32xf32>, tensor<16x32xf32>) -> tensor<8x16xf32>
+    %bb = thunder.broadcast %bias, dims = [1] : tensor<16xf32> -> tensor<8x16xf32>
+    %s = thunder.add %m, %bb : tensor<8x16xf32>
+    %y = thunder.relu %s : tensor<8x16xf32>
+    thunder.yield %y : tensor<8x16xf32>
+  }
+  %g = thunder.fusion gemm "fused_linear_gelu_1" (%x, %w, %b) : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%a: tensor<8x32xf32>, %wt: tensor<16x32xf32>, %bias: tensor<16xf32>):
+    %m = thunder.matmul %a, %wt transpose_rhs : (tensor<8x32xf32>, tensor<16x32xf32>) -> tensor<8x16xf32>
+    %bb = thunder.broadcast %bias, dims = [1] : tensor<16xf32> -> tensor<8x16xf32>
+    %s = thunder.add %m, %bb : tensor<8x16xf32>
+    %y = thunder.gelu %s : tensor<8x16xf32>
+    thunder.yield %y : tensor<8x16xf32>
+  }
+  return %r, %g : tensor<8x16xf32>, tensor<8x16xf32>
+}

@@ -1,0 +1,37 @@
+// RUN: rm -rf %t && thunder-compile %s --fusion=false --target=cuda --compile-to=source -o %t --name red
+// RUN: FileCheck %s < %t/model.cu
+// RUN: FileCheck %s --check-prefix=HEADER < %t/thunder_cuda.cuh
+
+// Reductions and row-wise composites outside a region are kernels of their own,
+// through the support header's templates.
+
+// (--fusion=false: one single-op kernel each, the composites whole.)
+// CHECK-LABEL: static int enqueue(
+// CHECK: // Kernel 0: reduction_sum_0 (reduction)
+// CHECK: { const int reduced[] = {0, 1}; reduce(c, a0, a0_shape, 2, reduced, Reduce::Sum, v{{[0-9]+}}); }
+// CHECK: // Kernel 1: library_softmax_1 (library)
+// CHECK: softmax(c, a0, v{{[0-9]+}}_shape, 2, 1, false, v{{[0-9]+}});
+// CHECK: // Kernel 2: library_layer_norm_2 (library)
+// CHECK: norm(c, a0, v{{[0-9]+}}, (const float *)nullptr, v{{[0-9]+}}, int64_t(1) * 4LL, int64_t(1) * 64LL, {{.*}}, false);
+
+// The rows: warp shuffles within a warp, then across the block's warps.
+// HEADER-LABEL: template <Reduce K, class A> __device__ inline A warp_reduce(A v) {
+// HEADER: v = reduce_op<K>(v, static_cast<A>(__shfl_xor_sync(0xffffffffu, v, offset)));
+// HEADER-LABEL: template <Reduce K, class A> __device__ inline A block_reduce(A v, A *scratch) {
+// HEADER: v = warp_reduce<K>(v);
+// HEADER: scratch[warp] = v;
+// HEADER-LABEL: reduce_rows_kernel(const T *__restrict__ in, T *__restrict__ out, i64 rows, i64 size) {
+// HEADER: acc = warp_reduce<K>(acc);
+// HEADER: acc = block_reduce<K>(acc, scratch);
+// The row of a softmax is kept in shared memory when it fits.
+// HEADER-LABEL: __global__ void softmax_rows_kernel(
+// HEADER: if (cached)
+// HEADER-NEXT: row[k] = v;
+
+func.func @main(%x: tensor<4x64xf32>) -> (tensor<4xf32>, tensor<4x64xf32>, tensor<4x64xf32>) {
+  %s = thunder.sum %x dims = [1] : tensor<4x64xf32> -> tensor<4xf32>
+  %p = thunder.softmax %x dim = 1 : tensor<4x64xf32>
+  %g = thunder.constant dense<1.5> : tensor<64xf32>
+  %n = thunder.layer_norm %x weight %g normalized_rank = 1 epsilon = 1.0e-05 : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  return %s, %p, %n : tensor<4xf32>, tensor<4x64xf32>, tensor<4x64xf32>
+}

@@ -1,0 +1,113 @@
+"""The CPU side of the GPU check (tools/gpucheck): the bundle it writes, the models'
+checksums the GPU side relies on, and the ctypes loader failing cleanly without a GPU.
+The GPU side itself runs only on a GPU (bash .gpucheck/run.sh)."""
+from __future__ import annotations
+
+import ctypes
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "tools" / "gpucheck"))
+import bundle  # noqa: E402
+import models  # noqa: E402
+import thunder_ctypes  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory, build_dir):
+    out = tmp_path_factory.mktemp("bundle") / ".gpucheck"
+    manifest = bundle.make_bundle(build_dir, out, ["mlp"], ["float32"], "sm_90a", jobs=1,
+                                  max_mib=55.0)
+    return out, manifest
+
+
+def test_bundle_holds_everything_the_gpu_side_needs(made):
+    out, manifest = made
+    for name in ["libThunderRuntime.so", "zoo.py", "models.py", "thunder_ctypes.py",
+                 "gpucheck.py", "run.sh", "inputs.pt", "manifest.json"]:
+        assert (out / name).is_file(), name
+    assert json.loads((out / "manifest.json").read_text()) == manifest
+    [entry] = manifest["models"]
+    assert (entry["model"], entry["dtype"]) == ("mlp", "float32")
+    assert (out / entry["library"]).is_file()
+    assert (out / manifest["pointwise"]).is_file() and (out / manifest["gemm"]).is_file()
+    # Only what runs there: no headers, sources or build directories.
+    assert not list(out.rglob("*.h")) and not list(out.rglob("*.cu"))
+    assert not list(out.rglob(".thunder-build*"))
+    # The recorded checksums are those of the models and inputs built from the zoo.
+    model, _ = models.build("mlp", batch=1)
+    assert entry["checksum"] == models.checksum(model)
+    inputs = torch.load(out / "inputs.pt")
+    assert set(inputs) == {"mlp/b1", "mlp/b8"}
+    assert inputs["mlp/b8"][0].shape[0] == 8
+    for key, tensors in inputs.items():
+        assert manifest["inputs_checksums"][key] == models.inputs_checksum(tensors)
+
+
+def test_run_script_is_valid_bash(made):
+    out, _ = made
+    subprocess.run(["bash", "-n", str(out / "run.sh")], check=True)
+
+
+def test_bundle_over_the_size_limit_is_refused(tmp_path, build_dir):
+    with pytest.raises(SystemExit, match="over the 0.1 MiB the device tool can carry"):
+        bundle.make_bundle(build_dir, tmp_path / "b", ["mlp"], ["float32"], "sm_90a", jobs=1,
+                           max_mib=0.1, micro=False)
+
+
+def test_checksum_is_deterministic_and_covers_every_weight():
+    a, _ = models.build("mlp", batch=1)
+    b, _ = models.build("mlp", batch=8)
+    assert models.checksum(a) == models.checksum(b)
+    with torch.no_grad():
+        b.fc3.bias[3] += 1e-6
+    assert models.checksum(a) != models.checksum(b)
+    bf16, _ = models.build("mlp", batch=1, dtype="bfloat16")
+    assert models.checksum(bf16) != models.checksum(a)
+    # Parameters come from the check's own seed, not from the library's initialization.
+    assert torch.equal(a.fc1.weight, models.build("mlp", batch=2)[0].fc1.weight)
+
+
+def _has_cuda_driver() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(_has_cuda_driver(), reason="this machine has a CUDA driver")
+def test_ctypes_loader_fails_cleanly_without_a_gpu(made):
+    out, manifest = made
+    runtime = thunder_ctypes.Runtime(str(out / "libThunderRuntime.so"))
+    with pytest.raises(thunder_ctypes.ThunderError) as error:
+        thunder_ctypes.Model(runtime, str(out / manifest["models"][0]["library"]))
+    assert error.value.status == "THUNDER_ERROR_DEVICE"
+    assert "compiled for CUDA, but this machine has no CUDA driver" in str(error.value)
+    with pytest.raises(thunder_ctypes.ThunderError) as error:
+        thunder_ctypes.Model(runtime, str(out / "no-such-model.so"))
+    assert error.value.status == "THUNDER_ERROR_LOAD"
+
+
+def test_ctypes_loader_runs_a_cpu_model(tmp_path, build_dir):
+    """The same loader on a CPU model: inputs, outputs and shapes cross as the GPU side
+    passes them."""
+    import thunder
+    model, inputs = models.build("mlp", batch=2)
+    program = thunder.export(model, inputs)
+    library = program.module.compile(str(tmp_path), target="cpu", name="mlp")["library"]
+    runtime = thunder_ctypes.Runtime(str(build_dir / "lib" / "libThunderRuntime.so"))
+    compiled = thunder_ctypes.Model(runtime, library)
+    try:
+        assert compiled.device == "cpu"
+        [out] = compiled(*inputs)
+        torch.testing.assert_close(out, model(*inputs), rtol=1e-4, atol=1e-4)
+    finally:
+        compiled.close()

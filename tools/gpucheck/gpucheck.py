@@ -1,0 +1,315 @@
+"""The GPU side of the GPU check: `bash .gpucheck/run.sh` on a machine with a GPU.
+
+For every model of the bundle (compiled here by tools/gpucheck/bundle.py) in float32 and
+bfloat16 at batch 1 and 8: rebuilds the eager model from the zoo with the same seed and
+checks its state_dict checksum against the one recorded when it was compiled, runs the
+compiled library through Thunder's runtime (ctypes over the C API) on CUDA tensors and
+the current stream, compares with eager PyTorch on the GPU (TF32 off for float32), and
+times eager, Thunder, torch.compile (default, then max-autotune-no-cudagraphs) and
+AOTInductor with CUDA events (median of many runs). Then the fused pointwise kernel
+against a device-to-device copy (256 MB and 1 GB) and the GEMM against torch.matmul
+(cuBLAS). Prints one markdown report and writes it to $OUT/gpucheck.md when OUT is set.
+
+Every step runs under try/except (a failure is a table entry, not the end of the run) and
+within a global time budget (--budget seconds, 450 by default); the slow compilers come
+last and are skipped, with a note, when the budget runs out.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import torch  # noqa: E402
+
+import models  # noqa: E402
+import thunder_ctypes  # noqa: E402
+
+START = time.monotonic()
+
+
+def log(message: str) -> None:
+    print(f"[gpucheck {time.monotonic() - START:6.1f}s] {message}", flush=True)
+
+
+class Budget:
+    def __init__(self, seconds: float):
+        self.deadline = START + seconds
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+def time_ms(fn, target_s: float = 0.25, min_iters: int = 10, max_iters: int = 300,
+            warmup: int = 3) -> float:
+    """Median milliseconds of fn() on the current stream, each run timed with CUDA events
+    (a synchronized latency: host overheads count)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    begin = time.perf_counter()
+    while len(times) < max_iters and (len(times) < min_iters or
+                                      time.perf_counter() - begin < target_s):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def compare(actual: list, expected: list, dtype: str) -> tuple[bool, str]:
+    if len(actual) != len(expected):
+        return False, f"{len(actual)} outputs, eager has {len(expected)}"
+    tol = 1e-3 if dtype == "float32" else 2e-2
+    worst, ok = 0.0, True
+    for a, e in zip(actual, expected):
+        if a.shape != e.shape:
+            return False, f"shape {list(a.shape)} vs eager {list(e.shape)}"
+        if not e.is_floating_point():
+            ok = ok and bool(torch.equal(a, e))
+            continue
+        a32, e32 = a.float(), e.float()
+        worst = max(worst, (a32 - e32).abs().max().item() if a.numel() else 0.0)
+        ok = ok and torch.allclose(a32, e32, rtol=tol, atol=tol)
+    return ok, f"max abs err {worst:.2e}"
+
+
+def fmt(ms) -> str:
+    return "-" if ms is None else (ms if isinstance(ms, str) else f"{ms:.3f}")
+
+
+def ratio(base, other) -> str:
+    if not isinstance(base, float) or not isinstance(other, float) or other <= 0:
+        return "-"
+    return f"{base / other:.2f}x"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bundle", default=str(HERE))
+    parser.add_argument("--budget", type=float, default=450.0,
+                        help="seconds for everything (the device run allows 10 minutes)")
+    parser.add_argument("--models", nargs="*", default=None)
+    args = parser.parse_args(argv)
+    budget = Budget(args.budget)
+    bundle = pathlib.Path(args.bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    inputs = torch.load(bundle / "inputs.pt")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = torch.device("cuda")
+    props = torch.cuda.get_device_properties(device)
+    log(f"{props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
+        f"bundle compiled with torch {manifest['torch_here']} for {manifest['cuda_arch']}")
+    runtime = thunder_ctypes.Runtime(str(bundle / "libThunderRuntime.so"))
+
+    rows = {}   # (model, dtype, batch) -> dict of columns
+    notes = []
+    entries = [e for e in manifest["models"]
+               if args.models is None or e["model"] in args.models]
+    eager_models = {}  # (model, dtype) -> eager module on the GPU
+    loaded = {}        # (model, dtype) -> thunder_ctypes.Model
+
+    def inputs_for(name, batch, dtype):
+        key = f"{name}/b{batch}"
+        tensors = inputs[key]
+        if models.inputs_checksum(tensors) != manifest["inputs_checksums"][key]:
+            raise RuntimeError(f"the reference inputs of {key} do not match their checksum")
+        torch_dtype = getattr(torch, dtype)
+        return [(t.to(torch_dtype) if t.is_floating_point() else t).to(device) for t in tensors]
+
+    # 1. Correctness and timing against eager.
+    for entry in entries:
+        name, dtype = entry["model"], entry["dtype"]
+        try:
+            model, _ = models.build(name, batch=1, dtype=dtype)
+            digest = models.checksum(model)
+            if digest != entry["checksum"]:
+                raise RuntimeError(
+                    f"CHECKSUM MISMATCH: the eager {name} ({dtype}) built here has state_dict "
+                    f"sha256 {digest[:16]}..., the compiled one {entry['checksum'][:16]}... "
+                    f"(zoo.py, transformers or torch builds the model differently)")
+            model = model.to(device)
+            eager_models[(name, dtype)] = model
+            loaded[(name, dtype)] = thunder_ctypes.Model(runtime, str(bundle / entry["library"]))
+        except Exception as error:  # noqa: BLE001
+            log(f"{name} {dtype}: {error}")
+            for batch in manifest["batches"]:
+                rows[(name, dtype, batch)] = {"check": f"FAILED: {error}"}
+            continue
+        for batch in manifest["batches"]:
+            row = rows.setdefault((name, dtype, batch), {})
+            try:
+                x = inputs_for(name, batch, dtype)
+                with torch.inference_mode():
+                    expected = models.flat_outputs(model(*x))
+                    run, outputs = loaded[(name, dtype)].bind(x)
+                    run()
+                    torch.cuda.synchronize()
+                    ok, detail = compare(outputs, expected, dtype)
+                    row["check"] = ("ok" if ok else "MISMATCH") + f" ({detail})"
+                    row["eager"] = time_ms(lambda: model(*x))
+                    row["thunder"] = time_ms(run)
+                    # The runs after the first replay a CUDA graph: check those too.
+                    for out in outputs:
+                        out.fill_(float("nan") if out.is_floating_point() else 0)
+                    run()
+                    torch.cuda.synchronize()
+                    replay_ok, replay = compare(outputs, expected, dtype)
+                    if not replay_ok:
+                        row["check"] = f"MISMATCH after graph replay ({replay})"
+                log(f"{name} {dtype} b{batch}: {row['check']}, eager {fmt(row['eager'])} ms, "
+                    f"thunder {fmt(row['thunder'])} ms")
+            except Exception as error:  # noqa: BLE001
+                row["check"] = f"FAILED: {type(error).__name__}: {error}"
+                log(f"{name} {dtype} b{batch}: {row['check']}")
+                traceback.print_exc()
+
+    # 2. Microbenchmarks: fused pointwise bandwidth, GEMM against cuBLAS.
+    micro = []
+    try:
+        os.environ["THUNDER_CUDA_GRAPHS"] = "0"  # read at load: time the kernel alone
+        pointwise = thunder_ctypes.Model(runtime, str(bundle / manifest["pointwise"]))
+        for mib in (256, 1024):
+            n = mib * 2**20 // 4
+            x = torch.randn(n, device=device)
+            run, (y,) = pointwise.bind([x])
+            run()
+            torch.cuda.synchronize()
+            good = torch.allclose(y, torch.relu(x * 1.5 + 0.5))
+            ours = time_ms(run, min_iters=20)
+            copy_dst = torch.empty_like(x)
+            copy = time_ms(lambda: copy_dst.copy_(x), min_iters=20)
+            moved = 2 * n * 4 / 1e9  # GB read + written
+            micro.append((f"pointwise relu(x*1.5+0.5), {mib} MB f32" + ("" if good else " WRONG"),
+                          f"{moved / (ours / 1e3):.0f} GB/s", f"{moved / (copy / 1e3):.0f} GB/s",
+                          f"{copy / ours * 100:.0f}% of copy"))
+            log(f"pointwise {mib} MB: {micro[-1]}")
+            del x, y, copy_dst
+        pointwise.close()
+        gemm = thunder_ctypes.Model(runtime, str(bundle / manifest["gemm"]))
+        for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (1024, 4096, 4096),
+                        (128, 4096, 4096)):
+            a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+            b = torch.randn(k, n, device=device, dtype=torch.bfloat16)
+            run, (c,) = gemm.bind([a, b])
+            run()
+            torch.cuda.synchronize()
+            reference = a @ b
+            good = torch.allclose(c.float(), reference.float(), rtol=2e-2, atol=2e-1)
+            ours = time_ms(run, min_iters=20)
+            cublas = time_ms(lambda: torch.matmul(a, b), min_iters=20)
+            flops = 2 * m * n * k / 1e12
+            micro.append((f"GEMM bf16 {m}x{n}x{k}" + ("" if good else " WRONG"),
+                          f"{flops / (ours / 1e3):.0f} TFLOP/s",
+                          f"{flops / (cublas / 1e3):.0f} TFLOP/s",
+                          f"{cublas / ours * 100:.0f}% of cuBLAS"))
+            log(f"gemm {m}x{n}x{k}: {micro[-1]}")
+        gemm.close()
+    except Exception as error:  # noqa: BLE001
+        micro.append((f"FAILED: {type(error).__name__}: {error}", "-", "-", "-"))
+        traceback.print_exc()
+    finally:
+        os.environ.pop("THUNDER_CUDA_GRAPHS", None)
+
+    # 3. The other compilers, slowest last, while the budget lasts.
+    def other(column, make, batches, reserve):
+        for (name, dtype), model in eager_models.items():
+            for batch in batches:
+                row = rows[(name, dtype, batch)]
+                if not isinstance(row.get("thunder"), float):
+                    continue  # nothing to compare with
+                if budget.left() < reserve:
+                    row[column] = "skipped"
+                    continue
+                try:
+                    x = inputs_for(name, batch, dtype)
+                    mark = time.monotonic()
+                    with torch.inference_mode():
+                        fn = make(model, x)
+                        fn(*x)
+                        torch.cuda.synchronize()
+                        compiled_s = time.monotonic() - mark
+                        row[column] = time_ms(lambda: fn(*x))
+                    log(f"{column} {name} {dtype} b{batch}: {row[column]:.3f} ms "
+                        f"(compiled in {compiled_s:.0f} s)")
+                except Exception as error:  # noqa: BLE001
+                    row[column] = f"failed ({type(error).__name__})"
+                    log(f"{column} {name} {dtype} b{batch}: {error}")
+                finally:
+                    torch._dynamo.reset()
+        note = f"{column}: some runs skipped, the time budget ran out"
+        if any(rows[k].get(column) == "skipped" for k in rows) and note not in notes:
+            notes.append(note)
+
+    def aoti(model, x):
+        ep = torch.export.export(model, tuple(x))
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+        return torch._inductor.aoti_load_package(path)
+
+    def default_compile(model, x):
+        return torch.compile(model, dynamic=False)
+
+    other("compile", default_compile, [8], 60)
+    other("aoti", aoti, [8], 60)
+    other("compile", default_compile, [1], 60)
+    other("autotune", lambda model, x: torch.compile(model, dynamic=False,
+                                                     mode="max-autotune-no-cudagraphs"), [8], 90)
+
+    # 4. The report.
+    lines = [f"GPU check, {datetime.date.today().isoformat()}, {props.name} "
+             f"({props.multi_processor_count} SMs), torch {torch.__version__}; times are "
+             f"milliseconds per inference (median, CUDA events), ratios are speedups of "
+             f"Thunder over each", "",
+             "| model | dtype | batch | check | eager | thunder | vs eager | compile | vs compile "
+             "| max-autotune | vs autotune | AOTI | vs AOTI |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    speedups = {}
+    for (name, dtype, batch), row in sorted(rows.items()):
+        t = row.get("thunder")
+        lines.append(
+            f"| {name} | {dtype} | {batch} | {row.get('check', '-')} | {fmt(row.get('eager'))} "
+            f"| {fmt(t)} | {ratio(row.get('eager'), t)} | {fmt(row.get('compile'))} "
+            f"| {ratio(row.get('compile'), t)} | {fmt(row.get('autotune'))} "
+            f"| {ratio(row.get('autotune'), t)} | {fmt(row.get('aoti'))} "
+            f"| {ratio(row.get('aoti'), t)} |")
+        if isinstance(t, float) and isinstance(row.get("eager"), float):
+            speedups.setdefault((dtype, batch), []).append((row["eager"] / t, name))
+    lines.append("")
+    for (dtype, batch), values in sorted(speedups.items()):
+        geomean = math.exp(sum(math.log(v) for v, _ in values) / len(values))
+        slowest = min(values)
+        lines.append(f"- {dtype} batch {batch}: geomean speedup over eager {geomean:.2f}x "
+                     f"over {len(values)} models; slowest {slowest[1]} {slowest[0]:.2f}x")
+    lines += ["", "| microbenchmark | Thunder | reference | ratio |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in micro]
+    if notes:
+        lines += [""] + [f"Note: {n}" for n in notes]
+    report = "\n".join(lines)
+    print(report, flush=True)
+    if os.environ.get("OUT"):
+        pathlib.Path(os.environ["OUT"], "gpucheck.md").write_text(report + "\n")
+    for model in loaded.values():
+        model.close()
+    log("done")
+    failures = [k for k, r in rows.items() if not str(r.get("check", "")).startswith("ok")]
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
