@@ -320,8 +320,9 @@ class CompiledModule:
     def __init__(self, model: Any, *, target: str, dynamic: bool | None,
                  dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
                  progress: bool, name: str | None, recompile: bool, opt_level: int,
-                 cuda_arch: str = "sm_80,sm_90a"):
+                 cuda_arch: str = "sm_80,sm_90a", fuse: bool = True):
         self._model = model
+        self._fuse = fuse
         self._cuda_arch = cuda_arch
         self._target = target
         self._dynamic = dynamic
@@ -508,6 +509,8 @@ class CompiledModule:
         signature = _signature_text(ep)
         options = {"cpu": self._cpu, "external_weights": self._external_weights,
                    "opt_level": self._opt_level, "name": self._name}
+        if not self._fuse:
+            options["fuse"] = False
         if self._target == "cuda":
             options["cuda_arch"] = self._cuda_arch
         if self._cpu == "native":
@@ -548,7 +551,7 @@ class CompiledModule:
                                         name=self._name, cpu=self._cpu,
                                         external_weights=self._external_weights,
                                         opt_level=self._opt_level,
-                                        cuda_arch=self._cuda_arch)
+                                        cuda_arch=self._cuda_arch, fuse=self._fuse)
                 seconds["graph"] = result["seconds"]["graph"]
                 seconds["build"] = result["seconds"]["build"]
                 progress.phase("built", seconds["graph"] + seconds["build"])
@@ -590,7 +593,8 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             example_kwargs: dict | None = None, cache_dir: str | os.PathLike | None = None,
             cpu: str = "native", external_weights: bool = False, progress: bool = True,
             name: str | None = None, recompile: bool | None = None,
-            opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a") -> CompiledModule:
+            opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a",
+            fuse: bool = True) -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -625,7 +629,8 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     cpu: -march of the generated code. external_weights: the weights go to NAME.safetensors
     beside the library instead of into it. progress: compiles longer than a second print a
     line to stderr (THUNDER_QUIET=1 silences it too). name: the artifact's name (default:
-    the model's class name).
+    the model's class name). fuse=False: one kernel per op (the unfused baseline, for
+    comparisons); see thunder.report.fusion_report for what fusion did.
 
     target="cuda": the library holds GPU code for every architecture in cuda_arch
     (sm_80 = A100, sm_90a = H100/H200); the model (on the CPU or the GPU) is called with
@@ -646,7 +651,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
                               dynamic_shapes=dynamic_shapes, cache_dir=cache_dir, cpu=cpu,
                               external_weights=external_weights, progress=progress, name=name,
                               recompile=recompile, opt_level=opt_level,
-                              cuda_arch=cuda_arch)
+                              cuda_arch=cuda_arch, fuse=fuse)
     if eager:
         args = tuple(example_inputs or ())
         kwargs = dict(example_kwargs or {})

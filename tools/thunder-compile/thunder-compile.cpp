@@ -226,6 +226,8 @@ int main(int argc, char **argv) {
     mlir::PassManager pm(&context);
     thunder::KernelPipelineOptions kernelOptions;
     kernelOptions.fuse = fusion.getValue();
+    // The CPU backend reads thunder.borrowed; the CUDA backend does not yet.
+    kernelOptions.borrowOutputs = target == "cpu";
     if (fused)
       thunder::buildThunderPlanPipeline(pm);
     else if (*phase == thunder::Phase::Fusion)
