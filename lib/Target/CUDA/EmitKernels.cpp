@@ -1,15 +1,17 @@
 //===- EmitKernels.cpp - A CUDA kernel or library call per unit -----------===//
 //
 // A unit is a fusion region or a top-level op. Pointwise work (elementwise
-// ops, converts, broadcasts, transposes, slices, reshapes, iota) becomes one
-// generated kernel that computes every yielded value per element: 16-byte
-// vector loads and stores for the operands read in the output's order, index
-// arithmetic for the others, a scalar loop for the tail. A region around one
-// library op (GEMM, convolution, attention, a reduction, a normalization...)
-// calls the support header for it and runs its pointwise epilogue as one
-// generated kernel after it, or in cuBLASLt's epilogue when the chain is
-// bias (+ReLU | tanh-GELU). Any other region runs op by op, with its
-// intermediates in the stream's scratch memory.
+// ops, converts, broadcasts, transposes, slices, reshapes) becomes one
+// generated kernel whose per-element body comes from the shared generator
+// (Common/FusedBody.h): 16-byte vector loads and stores for the inputs read
+// in the output's order, index arithmetic for the others, a scalar loop for
+// the tail. A reduction region over trailing dims is one row kernel: a block
+// per row, a pass and a block reduction per reduction, then the outputs. A
+// region around one library op (GEMM, convolution, attention, a
+// normalization...) calls the support header for it and runs its pointwise
+// epilogue as one generated kernel after it, or in cuBLASLt's epilogue when
+// the chain is bias (+ReLU | tanh-GELU). Any other region runs op by op,
+// with its intermediates in the stream's scratch memory.
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
@@ -40,7 +42,9 @@ static FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C) 
 }
 
 bool Emitter::isPointwise(Operation *op) {
-  if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp, IotaOp, ConstantOp>(op))
+  // (Not iota: the shared generator has no per-element iota; it is the
+  // header's kernel.)
+  if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp, ConstantOp>(op))
     return true;
   return op->getNumResults() == 1 && op->getNumOperands() > 0 &&
          succeeded(elementwiseExpr(op, "C"));
@@ -286,7 +290,7 @@ FailureOr<bool> Emitter::emitRowReduction(Unit &unit, FusionOp fusion,
     ops.push_back(&op);
     if (isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op))
       reductions.push_back(&op);
-    else if (!isPointwise(&op) || isa<IotaOp>(op))
+    else if (!isPointwise(&op))
       return false; // not a row kernel: run op by op
   }
   if (reductions.empty())

@@ -97,7 +97,7 @@ public:
 
 private:
   /// Ops whose per-element value a pointwise kernel computes (elementwise,
-  /// convert, broadcast/expand/transpose/slice/reshape, iota, splats).
+  /// convert, broadcast/expand/transpose/slice/reshape, splats).
   static bool isPointwise(Operation *op);
   LogicalResult emitOpCall(Operation *op, llvm::raw_ostream &os);
   /// The shared body generator's context for a kernel (innerVar: a row
