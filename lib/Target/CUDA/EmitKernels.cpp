@@ -1,15 +1,17 @@
 //===- EmitKernels.cpp - A CUDA kernel or library call per unit -----------===//
 //
 // A unit is a fusion region or a top-level op. Pointwise work (elementwise
-// ops, converts, broadcasts, transposes, slices, reshapes, iota) becomes one
-// generated kernel that computes every yielded value per element: 16-byte
-// vector loads and stores for the operands read in the output's order, index
-// arithmetic for the others, a scalar loop for the tail. A region around one
-// library op (GEMM, convolution, attention, a reduction, a normalization...)
-// calls the support header for it and runs its pointwise epilogue as one
-// generated kernel after it, or in cuBLASLt's epilogue when the chain is
-// bias (+ReLU | tanh-GELU). Any other region runs op by op, with its
-// intermediates in the stream's scratch memory.
+// ops, converts, broadcasts, transposes, slices, reshapes) becomes one
+// generated kernel whose per-element body comes from the shared generator
+// (Common/FusedBody.h): 16-byte vector loads and stores for the inputs read
+// in the output's order, index arithmetic for the others, a scalar loop for
+// the tail. A reduction region over trailing dims is one row kernel: a block
+// per row, a pass and a block reduction per reduction, then the outputs. A
+// region around one library op (GEMM, convolution, attention, a
+// normalization...) calls the support header for it and runs its pointwise
+// epilogue as one generated kernel after it, or in cuBLASLt's epilogue when
+// the chain is bias (+ReLU | tanh-GELU). Any other region runs op by op,
+// with its intermediates in the stream's scratch memory.
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
@@ -40,7 +42,9 @@ static FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C) 
 }
 
 bool Emitter::isPointwise(Operation *op) {
-  if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp, IotaOp, ConstantOp>(op))
+  // (Not iota: the shared generator has no per-element iota; it is the
+  // header's kernel.)
+  if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp, ConstantOp>(op))
     return true;
   return op->getNumResults() == 1 && op->getNumOperands() > 0 &&
          succeeded(elementwiseExpr(op, "C"));
@@ -60,237 +64,101 @@ void Emitter::emitComment(Operation *op, llvm::raw_ostream &os, llvm::StringRef 
 }
 
 //===----------------------------------------------------------------------===//
-// Pointwise kernels
+// Pointwise and row-reduction kernels on the shared body generator
 //===----------------------------------------------------------------------===//
 
-/// Writes the per-element body of a pointwise kernel: each value a variable
-/// of its compute type (rounded through its storage type, so a fused chain
-/// computes what the unfused ops would), indexed from the output's
-/// multi-index through broadcasts, transposes, slices and reshapes.
-class PointwiseGen {
-public:
-  PointwiseGen(Emitter &e, ArrayRef<Operation *> ops, Value out) : e(e), out(out) {
-    for (Operation *op : ops)
-      inKernel.insert(op);
-    for (int d = 0; d < e.rank(out); ++d)
-      outIdx.push_back("o" + std::to_string(d));
-  }
+codegen::BodyContext Emitter::bodyContext(llvm::StringRef innerVar) {
+  codegen::BodyContext ctx;
+  ctx.dim = [this](Value v, unsigned d) { return kernelDim(v, d); };
+  // Every value a kernel reads from memory is bound to a pointer
+  // (BodyEmitter::bindMemory); region inputs are no exception.
+  ctx.load = [](unsigned arg, const std::string &offset) {
+    return "in" + std::to_string(arg) + "[" + offset + "]";
+  };
+  ctx.storageType = [](Type t) { return *cpu::cppType(t); };
+  ctx.innerVar = innerVar.str();
+  return ctx;
+}
 
-  /// Generates the body for one mode; returns the roots' variables.
-  std::vector<std::string> generate(ArrayRef<Value> roots, bool vector) {
-    vectorMode = vector;
-    memo.clear();
-    text.clear();
-    tmp = 0;
-    needOutIdx = false;
-    std::vector<std::string> vars;
-    for (Value r : roots)
-      vars.push_back(get(r, outIdx));
-    return vars;
-  }
-
-  /// The body generated last, preceded by the output's multi-index when a
-  /// value needs it.
-  std::string body(llvm::StringRef indent) {
-    std::string s;
-    if (needOutIdx && !outIdx.empty()) {
-      s += indent.str() + "int64_t rem = i;\n";
-      for (int d = e.rank(out) - 1; d >= 0; --d) {
-        std::string dim = e.kernelDim(out, d);
-        s += indent.str() + "const int64_t o" + std::to_string(d) + " = " +
-             (d == 0 ? std::string("rem") : "rem % " + dim) + ";\n";
-        s += indent.str() + "(void)o" + std::to_string(d) + ";\n";
-        if (d > 0)
-          s += indent.str() + "rem /= " + dim + ";\n";
-      }
-    }
-    for (llvm::StringRef line : llvm::split(text, '\n'))
-      if (!line.empty())
-        s += indent.str() + line.str() + "\n";
-    return s;
-  }
-
-  Emitter &e;
-  Value out;
-  llvm::DenseSet<Operation *> inKernel;
-  std::vector<Value> leaves;
-  llvm::DenseMap<Value, int> leafIndex;
-  /// Leaves read in the output's order (vector loads in the vector loop).
-  llvm::SetVector<int> direct;
-  std::vector<std::string> outIdx;
-  bool needOutIdx = false;
-  LogicalResult status = success();
-
-private:
-  std::string fresh(const char *prefix) { return prefix + std::to_string(tmp++); }
-  void stmt(const std::string &s) { text += s + "\n"; }
-
-  bool sameDims(Value a, Value b) {
-    auto da = e.plan.dims(a), db = e.plan.dims(b);
-    if (da.size() != db.size())
+/// Whether every read of pointer `p` in `code` is at `[i]`, the loop's flat
+/// position (and at least one read is).
+static bool readsInLoopOrder(llvm::StringRef code, const std::string &p, bool &reads) {
+  std::string open = p + "[";
+  for (size_t at = code.find(open); at != llvm::StringRef::npos;
+       at = code.find(open, at + 1)) {
+    // "in1[" must not match the tail of another name.
+    if (at > 0 && (llvm::isAlnum(code[at - 1]) || code[at - 1] == '_'))
+      continue;
+    reads = true;
+    if (!code.substr(at + open.size()).starts_with("i]"))
       return false;
-    for (auto [x, y] : llvm::zip(da, db))
-      if (x.size != y.size || x.symbol != y.symbol)
-        return false;
-    return true;
   }
-
-  /// Row-major offset of `idx` in `v`.
-  std::string linearize(Value v, ArrayRef<std::string> idx) {
-    if (idx.empty())
-      return "0";
-    std::string s = idx[0];
-    for (size_t d = 1; d < idx.size(); ++d)
-      s = "(" + s + ") * " + e.kernelDim(v, d) + " + " + idx[d];
-    return s;
-  }
-
-  std::string index(const std::string &expr) {
-    std::string var = fresh("ix");
-    stmt("const int64_t " + var + " = " + expr + ";");
-    return var;
-  }
-
-  std::string get(Value v, ArrayRef<std::string> idx) {
-    std::string key = std::to_string(reinterpret_cast<uintptr_t>(v.getAsOpaquePointer())) + "@" +
-                      llvm::join(idx, ",");
-    if (auto it = memo.find(key); it != memo.end())
-      return it->second;
-    std::string var = compute(v, idx);
-    memo[key] = var;
-    return var;
-  }
-
-  std::string compute(Value v, ArrayRef<std::string> idx) {
-    Operation *op = v.getDefiningOp();
-    std::string E = e.elem(v);
-    std::string var = fresh("t");
-    if (!op || !inKernel.count(op)) {
-      auto [it, added] = leafIndex.try_emplace(v, int(leaves.size()));
-      if (added)
-        leaves.push_back(v);
-      int k = it->second;
-      bool isDirect = std::equal(idx.begin(), idx.end(), outIdx.begin(), outIdx.end()) &&
-                      sameDims(v, out);
-      std::string read;
-      if (isDirect) {
-        direct.insert(k);
-        read = vectorMode ? "x" + std::to_string(k) + "[j]" : "p" + std::to_string(k) + "[i]";
-      } else {
-        needOutIdx = true;
-        read = "p" + std::to_string(k) + "[" + linearize(v, idx) + "]";
-      }
-      stmt("const auto " + var + " = cv(" + read + ");");
-      return var;
-    }
-    if (auto b = dyn_cast<BroadcastOp>(op)) {
-      Value in = b.getOperand();
-      std::vector<std::string> inIdx;
-      for (auto [j, d] : llvm::enumerate(b.getBroadcastDims())) {
-        const PlanDim &pd = e.plan.dims(in)[j];
-        inIdx.push_back(!pd.isDynamic() && pd.size == 1 ? "0" : idx[d]);
-      }
-      needOutIdx = true;
-      return get(in, inIdx);
-    }
-    if (auto x = dyn_cast<ExpandOp>(op)) {
-      Value in = x.getOperand();
-      int offset = e.rank(x) - e.rank(in);
-      std::vector<std::string> inIdx;
-      for (int j = 0; j < e.rank(in); ++j) {
-        const PlanDim &pd = e.plan.dims(in)[j];
-        inIdx.push_back(!pd.isDynamic() && pd.size == 1 ? "0" : idx[offset + j]);
-      }
-      needOutIdx = true;
-      return get(in, inIdx);
-    }
-    if (auto t = dyn_cast<TransposeOp>(op)) {
-      std::vector<std::string> inIdx(idx.size());
-      for (auto [i, p] : llvm::enumerate(t.getPermutation()))
-        inIdx[p] = idx[i];
-      needOutIdx = true;
-      return get(t.getOperand(), inIdx);
-    }
-    if (auto s = dyn_cast<SliceOp>(op)) {
-      std::vector<std::string> inIdx;
-      for (size_t d = 0; d < idx.size(); ++d) {
-        int64_t start = s.getStart()[d], step = s.getStep()[d];
-        if (start == 0 && step == 1)
-          inIdx.push_back(idx[d]);
-        else
-          inIdx.push_back(index(std::to_string(start) + "LL + (" + idx[d] + ") * " +
-                                std::to_string(step) + "LL"));
-      }
-      needOutIdx = true;
-      return get(s.getOperand(), inIdx);
-    }
-    if (auto r = dyn_cast<ReshapeOp>(op)) {
-      Value in = r.getOperand();
-      std::string flat = index(linearize(r, idx));
-      std::vector<std::string> inIdx(e.rank(in));
-      std::string rest = flat;
-      for (int d = e.rank(in) - 1; d >= 0; --d) {
-        if (d == 0) {
-          inIdx[d] = rest;
-        } else {
-          inIdx[d] = index(rest + " % " + e.kernelDim(in, d));
-          rest = index(rest + " / " + e.kernelDim(in, d));
-        }
-      }
-      if (e.rank(in) > 0)
-        needOutIdx = true;
-      return get(in, inIdx);
-    }
-    if (auto i = dyn_cast<IotaOp>(op)) {
-      needOutIdx = true;
-      stmt("const auto " + var + " = cv(st<" + E + ">(compute_t<" + E + ">(" +
-           idx[i.getDim()] + ")));");
-      return var;
-    }
-    // Elementwise: operands at the same index.
-    Value typed = isa<WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
-    FailureOr<std::string> expr = elementwiseExpr(op, "compute_t<" + e.elem(typed) + ">");
-    if (failed(expr)) {
-      status = op->emitError("the CUDA backend cannot fuse this op into a pointwise kernel");
-      return "0";
-    }
-    std::vector<std::string> operands;
-    for (Value operand : op->getOperands())
-      operands.push_back(get(operand, idx));
-    const char *letters[] = {"a", "b", "c"};
-    std::string s = "compute_t<" + E + "> " + var + ";\n{\n";
-    for (auto [i, o] : llvm::enumerate(operands))
-      s += "  const auto " + std::string(letters[i]) + " = " + o + ";\n";
-    s += "  " + var + " = cv(st<" + E + ">(" + *expr + "));\n}";
-    stmt(s);
-    return var;
-  }
-
-  bool vectorMode = false;
-  std::map<std::string, std::string> memo;
-  std::string text;
-  int tmp = 0;
-};
+  return true;
+}
 
 LogicalResult Emitter::emitPointwise(const std::string &kernel, ArrayRef<Operation *> ops,
-                                     ArrayRef<Value> roots, ArrayRef<std::string> dests,
-                                     llvm::raw_ostream &device, llvm::raw_ostream &host) {
+                                     ArrayRef<Value> leaves, ArrayRef<Value> roots,
+                                     ArrayRef<std::string> dests, llvm::raw_ostream &device,
+                                     llvm::raw_ostream &host) {
   Value out = roots.front();
-  PointwiseGen gen(*this, ops, out);
-  std::vector<std::string> scalarVars = gen.generate(roots, /*vector=*/false);
-  std::string scalarBody = gen.body("    ");
-  std::vector<std::string> vectorVars = gen.generate(roots, /*vector=*/true);
-  std::string vectorBody = gen.body("        ");
-  if (failed(gen.status))
-    return failure();
+  int r = rank(out);
+  // The loop's index: the flat position `i`, and per dim `idx_d` (declared
+  // from `i` only when some value is read out of loop order).
+  codegen::Index index;
+  for (int d = 0; d < r; ++d)
+    index.dims.push_back("idx_" + std::to_string(d));
+  index.flat = "i";
+  codegen::BodyEmitter body(bodyContext(""));
+  for (auto [k, leaf] : llvm::enumerate(leaves))
+    body.bindMemory(leaf, "in" + std::to_string(k));
+  std::vector<std::string> vars;
+  for (Value root : roots) {
+    FailureOr<std::string> v = body.emit(root, index);
+    if (failed(v))
+      return failure();
+    vars.push_back(*v);
+  }
+  std::string scalarCode = body.takeElementCode();
+  // Stores to `out` at [i] (the tail) or to `y` at [j] (the vector loop).
+  auto stores = [&](llvm::StringRef to, llvm::StringRef at) {
+    std::string text;
+    for (auto [k, v] : llvm::enumerate(roots))
+      text += "      " + to.str() + std::to_string(k) + "[" + at.str() + "] = st<" + elem(v) +
+              ">(" + vars[k] + ");\n";
+    return text;
+  };
+  // The multi-index of `i`, when some value is read out of loop order.
+  std::string indexCode;
+  {
+    SmallVector<std::string, 4> shape;
+    for (int d = 0; d < r; ++d)
+      shape.push_back(kernelDim(out, d));
+    SmallVector<std::string, 4> dims = codegen::BodyEmitter::delinearize("i", shape);
+    for (int d = 0; d < r; ++d)
+      indexCode += "      const int64_t idx_" + std::to_string(d) + " = " + dims[d] +
+                   ";\n      (void)idx_" + std::to_string(d) + ";\n";
+  }
 
-  // Vector width: 16 bytes of the widest type read or written in order.
-  int64_t widest = 1;
-  for (int k : gen.direct)
-    widest = std::max(widest, elementBytes(typeOf(gen.leaves[k]).getElementType()));
-  for (Value r : roots)
-    widest = std::max(widest, elementBytes(typeOf(r).getElementType()));
-  int vec = int(16 / widest);
+  // Inputs read only at [i] (in loop order) are loaded 16 bytes at a time
+  // when there is one; the others (broadcasts, transposes, slices) by index.
+  SmallVector<int> read;
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    bool reads = false;
+    if (readsInLoopOrder(scalarCode, "in" + std::to_string(k), reads) && reads)
+      read.push_back(int(k));
+  }
+  bool vectorize = !read.empty();
+  bool needsIndex = llvm::StringRef(scalarCode).contains("idx_");
+  int vec = 1;
+  if (vectorize) {
+    // 16 bytes of the widest type read or written.
+    int64_t widest = 1;
+    for (int k : read)
+      widest = std::max(widest, elementBytes(typeOf(leaves[k]).getElementType()));
+    for (Value v : roots)
+      widest = std::max(widest, elementBytes(typeOf(v).getElementType()));
+    vec = int(16 / widest);
+  }
 
   // No __restrict__: the memory plan may write a result over the input it
   // reads element for element (each element is read before it is written).
@@ -303,44 +171,77 @@ LogicalResult Emitter::emitPointwise(const std::string &kernel, ArrayRef<Operati
     device << "\n";
   }
   device << "__global__ void __launch_bounds__(kBlock) " << kernel << "(int64_t n, Syms S";
-  for (auto [k, v] : llvm::enumerate(gen.leaves))
-    device << ", const " << elem(v) << " *p" << k;
-  for (auto [r, v] : llvm::enumerate(roots))
-    device << ", " << elem(v) << " *q" << r;
-  device << ") {\n  (void)S;\n  constexpr int V = " << vec << ";\n"
-         << "  const int64_t stride = grid_size(), t = thread_index();\n"
-         << "  int64_t done = 0;\n  if (true";
-  for (int k : gen.direct)
-    device << " && aligned<V>(p" << k << ")";
-  for (size_t r = 0; r < roots.size(); ++r)
-    device << " && aligned<V>(q" << r << ")";
-  device << ") {\n    const int64_t nv = n / V;\n"
-         << "    for (int64_t v = t; v < nv; v += stride) {\n";
-  for (int k : gen.direct)
-    device << "      " << elem(gen.leaves[k]) << " x" << k << "[V];\n      load_vec<V>(p" << k
-           << " + v * V, x" << k << ");\n";
-  for (auto [r, v] : llvm::enumerate(roots))
-    device << "      " << elem(v) << " y" << r << "[V];\n";
-  device << "#pragma unroll\n      for (int j = 0; j < V; ++j) {\n"
-         << "        const int64_t i = v * V + j;\n        (void)i;\n"
-         << vectorBody;
-  for (auto [r, v] : llvm::enumerate(roots))
-    device << "        y" << r << "[j] = st<" << elem(v) << ">(" << vectorVars[r] << ");\n";
-  device << "      }\n";
-  for (size_t r = 0; r < roots.size(); ++r)
-    device << "      store_vec<V>(q" << r << " + v * V, y" << r << ");\n";
-  device << "    }\n    done = nv * V;\n  }\n"
-         << "  // The tail (everything, when a pointer is not aligned for vectors).\n"
-         << "  for (int64_t i = done + t; i < n; i += stride) {\n"
-         << scalarBody;
-  for (auto [r, v] : llvm::enumerate(roots))
-    device << "    q" << r << "[i] = st<" << elem(v) << ">(" << scalarVars[r] << ");\n";
-  device << "  }\n}\n\n";
+  for (auto [k, v] : llvm::enumerate(leaves))
+    device << ", const " << elem(v) << " *in" << k;
+  for (auto [k, v] : llvm::enumerate(roots))
+    device << ", " << elem(v) << " *out" << k;
+  device << ") {\n  (void)S;\n"
+         << "  const int64_t stride = grid_size(), t = thread_index();\n";
+  if (!needsIndex)
+    indexCode.clear();
+  if (vectorize) {
+    // The vector body: the scalar one at i = v * V + j, with the inputs read
+    // in loop order taken from the vectors just loaded.
+    std::string vectorCode;
+    {
+      llvm::StringRef code = scalarCode;
+      llvm::SmallDenseSet<int> isRead(read.begin(), read.end());
+      for (size_t at = 0; at < code.size();) {
+        size_t next = code.find("in", at);
+        if (next == llvm::StringRef::npos) {
+          vectorCode += code.substr(at).str();
+          break;
+        }
+        vectorCode += code.substr(at, next - at).str();
+        size_t end = next + 2;
+        while (end < code.size() && llvm::isDigit(code[end]))
+          ++end;
+        unsigned k = 0;
+        bool boundary = next == 0 || !(llvm::isAlnum(code[next - 1]) || code[next - 1] == '_');
+        if (boundary && end > next + 2 && !code.substr(next + 2, end - next - 2).getAsInteger(10, k) &&
+            isRead.count(int(k)) && code.substr(end).starts_with("[i]")) {
+          vectorCode += "x" + std::to_string(k) + "[j]";
+          at = end + 3;
+        } else {
+          vectorCode += code.substr(next, end - next).str();
+          at = end;
+        }
+      }
+    }
+    device << "  constexpr int V = " << vec << ";\n  int64_t done = 0;\n  if (true";
+    for (int k : read)
+      device << " && aligned<V>(in" << k << ")";
+    for (size_t k = 0; k < roots.size(); ++k)
+      device << " && aligned<V>(out" << k << ")";
+    device << ") {\n    const int64_t nv = n / V;\n"
+           << "    for (int64_t v = t; v < nv; v += stride) {\n";
+    for (int k : read)
+      device << "      " << elem(leaves[k]) << " x" << k << "[V];\n      load_vec<V>(in" << k
+             << " + v * V, x" << k << ");\n";
+    for (auto [k, v] : llvm::enumerate(roots))
+      device << "      " << elem(v) << " y" << k << "[V];\n";
+    device << "#pragma unroll\n      for (int j = 0; j < V; ++j) {\n"
+           << "      const int64_t i = v * V + j;\n      (void)i;\n"
+           << indexCode << vectorCode << stores("y", "j") << "      }\n";
+    for (size_t k = 0; k < roots.size(); ++k)
+      device << "      store_vec<V>(out" << k << " + v * V, y" << k << ");\n";
+    device << "    }\n    done = nv * V;\n  }\n"
+           << "  // The tail (everything, when a pointer is not aligned for vectors).\n"
+           << "  for (int64_t i = done + t; i < n; i += stride) {\n"
+           << indexCode << scalarCode << stores("out", "i") << "  }\n}\n\n";
+  } else {
+    device << "  for (int64_t i = t; i < n; i += stride) {\n"
+           << indexCode << scalarCode << stores("out", "i") << "  }\n}\n\n";
+  }
 
   host << "    {\n      const int64_t n = " << numelExpr(out) << ";\n"
-       << "      if (n > 0)\n        " << kernel
-       << "<<<grid_for((n + " << vec - 1 << ") / " << vec << ", kBlock, c), kBlock, 0, c.stream>>>(n, S";
-  for (Value v : gen.leaves)
+       << "      if (n > 0)\n        " << kernel << "<<<grid_for(";
+  if (vec > 1)
+    host << "(n + " << vec - 1 << ") / " << vec;
+  else
+    host << "n";
+  host << ", kBlock, c), kBlock, 0, c.stream>>>(n, S";
+  for (Value v : leaves)
     host << ", " << name(v);
   for (const std::string &d : dests)
     host << ", " << d;
@@ -348,6 +249,204 @@ LogicalResult Emitter::emitPointwise(const std::string &kernel, ArrayRef<Operati
   return success();
 }
 
+LogicalResult Emitter::emitOpKernel(const std::string &kernel, Operation *op,
+                                    llvm::raw_ostream &device, llvm::raw_ostream &host) {
+  // The op's operands are read from memory, splat constants inline.
+  llvm::SetVector<Value> leaves;
+  for (Value v : op->getOperands()) {
+    auto constant = v.getDefiningOp<ConstantOp>();
+    if (!constant || !isa<SplatElementsAttr>(constant.getValue()))
+      leaves.insert(v);
+  }
+  Value r = op->getResult(0);
+  return emitPointwise(kernel, {op}, leaves.getArrayRef(), {r}, {name(r)}, device, host);
+}
+
+namespace {
+/// The trailing dims a row reduction reduces (how many), or -1 when it
+/// reduces other dims.
+int64_t trailingReduced(Operation *op) {
+  ArrayRef<int64_t> dims;
+  int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  llvm::TypeSwitch<Operation *>(op).Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(
+      [&](auto r) { dims = r.getDims(); });
+  SmallVector<int64_t> sorted(dims.begin(), dims.end());
+  llvm::sort(sorted);
+  for (auto [k, d] : llvm::enumerate(sorted))
+    if (d != rank - int64_t(sorted.size()) + int64_t(k))
+      return -1;
+  return sorted.size();
+}
+} // namespace
+
+FailureOr<bool> Emitter::emitRowReduction(Unit &unit, FusionOp fusion,
+                                          llvm::raw_ostream &device, llvm::raw_ostream &host) {
+  Block &block = fusion.getBody().front();
+  auto yield = cast<YieldOp>(block.getTerminator());
+  SmallVector<Operation *> reductions, ops;
+  for (Operation &op : block.without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue;
+    ops.push_back(&op);
+    if (isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op))
+      reductions.push_back(&op);
+    else if (!isPointwise(&op))
+      return false; // not a row kernel: run op by op
+  }
+  if (reductions.empty())
+    return false;
+  Value rowInput = reductions.front()->getOperand(0);
+  int64_t fullRank = rank(rowInput), innerRank = trailingReduced(reductions.front());
+  if (innerRank <= 0)
+    return false;
+  auto samePlanDims = [&](Value a, Value b, int64_t count) {
+    auto da = plan.dims(a), db = plan.dims(b);
+    if (int64_t(da.size()) < count || int64_t(db.size()) < count)
+      return false;
+    for (int64_t d = 0; d < count; ++d)
+      if (da[d].size != db[d].size || da[d].symbol != db[d].symbol)
+        return false;
+    return true;
+  };
+  auto isFull = [&](Value v) {
+    return rank(v) == fullRank && samePlanDims(v, rowInput, fullRank);
+  };
+  int64_t outerRank = fullRank - innerRank;
+  // A per-row value: the outer dims, then (keepdim) size-1 dims.
+  auto isRow = [&](Value v) {
+    if (rank(v) < outerRank || !samePlanDims(v, rowInput, outerRank))
+      return false;
+    for (int64_t d = outerRank; d < rank(v); ++d)
+      if (plan.dims(v)[d].isDynamic() || plan.dims(v)[d].size != 1)
+        return false;
+    return true;
+  };
+  for (Operation *r : reductions)
+    if (!isFull(r->getOperand(0)) || trailingReduced(r) != innerRank)
+      return false;
+  for (Value v : yield.getValues())
+    if (!isFull(v) && !isRow(v))
+      return false;
+
+  codegen::BodyEmitter body(bodyContext("inner_j"));
+  for (BlockArgument arg : block.getArguments())
+    body.bindMemory(arg, "in" + std::to_string(arg.getArgNumber()));
+  SmallVector<std::string, 4> shape = body.shapeOf(rowInput);
+  ArrayRef<std::string> outerShape = ArrayRef<std::string>(shape).take_front(outerRank);
+  ArrayRef<std::string> innerShape = ArrayRef<std::string>(shape).drop_front(outerRank);
+  codegen::Index full;
+  full.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
+  for (const std::string &d : codegen::BodyEmitter::delinearize("inner_j", innerShape))
+    full.dims.push_back(d);
+  full.flat = "prow * inner + inner_j";
+  auto rowIndex = [&](Value v) {
+    codegen::Index index;
+    index.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
+    index.dims.resize(rank(v), "0");
+    index.flat = "prow";
+    return index;
+  };
+
+  // Per-row statements at the row loop's depth.
+  auto rowCode = [&body] {
+    std::string text = body.takeRowCode(), indented;
+    for (llvm::StringRef line : llvm::split(text, '\n'))
+      if (!line.empty())
+        indented += (line.starts_with("  ") ? line.drop_front(2) : line).str() + "\n";
+    return indented;
+  };
+  std::string code;
+  llvm::raw_string_ostream os(code);
+  for (auto [k, reduction] : llvm::enumerate(reductions)) {
+    FailureOr<std::string> v = body.emit(reduction->getOperand(0), full);
+    if (failed(v))
+      return failure();
+    std::string element = body.takeElementCode();
+    std::string S = elem(reduction->getResult(0));
+    std::string A = "acc_t<" + S + ">", C = "compute_t<" + S + ">";
+    const char *kind = isa<ProdOp>(reduction)  ? "Reduce::Prod"
+                       : isa<MaxOp>(reduction) ? "Reduce::Max"
+                       : isa<MinOp>(reduction) ? "Reduce::Min"
+                                               : "Reduce::Sum";
+    std::string a = "a" + std::to_string(k), acc = "acc" + std::to_string(k);
+    os << "    // Pass " << k << ": " << reduction->getName().stripDialect() << ".\n"
+       << rowCode() << "    " << A << " " << a << " = reduce_init<" << kind << ", "
+       << A << ">();\n"
+       << "    for (int64_t inner_j = threadIdx.x; inner_j < inner; inner_j += blockDim.x) {\n"
+       << element << "      " << a << " = reduce_op<" << kind << ">(" << a << ", static_cast<"
+       << A << ">(" << *v << "));\n    }\n"
+       << "    " << a << " = block_reduce<" << kind << ">(" << a << ", reinterpret_cast<" << A
+       << " *>(scratch));\n"
+       << "    const " << C << " " << acc << " = static_cast<" << C << ">("
+       << (isa<MeanOp>(reduction) ? a + " / static_cast<" + A + ">(inner)" : a) << ");\n";
+    body.bind(reduction->getResult(0), acc);
+  }
+  // Results: per-row values once per row (by thread 0), full rows in one
+  // more pass.
+  std::string fullStores;
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    std::string store = "out" + std::to_string(i);
+    std::string S = elem(fusion.getResult(i));
+    if (isFull(value)) {
+      FailureOr<std::string> v = body.emit(value, full);
+      if (failed(v))
+        return failure();
+      fullStores += "      " + store + "[prow * inner + inner_j] = st<" + S + ">(" + *v + ");\n";
+      continue;
+    }
+    FailureOr<std::string> v = body.emit(value, rowIndex(value));
+    if (failed(v))
+      return failure();
+    os << rowCode() << "    if (threadIdx.x == 0)\n      " << store
+       << "[prow] = st<" << S << ">(" << *v << ");\n";
+  }
+  if (!fullStores.empty()) {
+    std::string element = body.takeElementCode();
+    os << "    // The full rows.\n"
+       << rowCode()
+       << "    for (int64_t inner_j = threadIdx.x; inner_j < inner; inner_j += blockDim.x) {\n"
+       << element << fullStores << "    }\n";
+  }
+
+  std::string kernel = unit.name;
+  device << "/// " << kernel << ": one block per row, " << reductions.size()
+         << " block reduction(s):\n";
+  for (Operation *op : ops)
+    emitComment(op, device, "");
+  device << "__global__ void __launch_bounds__(kBlock) " << kernel
+         << "(int64_t rows, int64_t inner, Syms S";
+  for (auto [k, v] : llvm::enumerate(fusion.getInputs()))
+    device << ", const " << elem(v) << " *in" << k;
+  for (auto [k, v] : llvm::enumerate(fusion.getResults()))
+    device << ", " << elem(v) << " *out" << k;
+  // The rows are block-uniform: every thread reaches every block_reduce
+  // (which synchronizes before reusing `scratch`) and gets its result.
+  device << ") {\n  (void)S;\n  __shared__ double scratch[32]; // 32 accumulators of <= 8 bytes\n"
+         << "  for (int64_t prow = blockIdx.x; prow < rows; prow += gridDim.x) {\n"
+         << code << "  }\n}\n\n";
+
+  auto product = [](ArrayRef<std::string> dims) {
+    std::string p = "int64_t(1)";
+    for (const std::string &d : dims)
+      p += " * " + d;
+    return p;
+  };
+  SmallVector<std::string> hostOuter, hostInner;
+  for (int64_t d = 0; d < fullRank; ++d)
+    (d < outerRank ? hostOuter : hostInner).push_back(dimExpr(rowInput, d));
+  host << "    {\n      const int64_t rows = " << product(hostOuter)
+       << ", inner = " << product(hostInner) << ";\n"
+       << "      const int block = row_block(inner);\n"
+       << "      if (rows > 0)\n        " << kernel
+       << "<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, 0, "
+          "c.stream>>>(rows, inner, S";
+  for (Value v : fusion.getInputs())
+    host << ", " << name(v);
+  for (Value v : fusion.getResults())
+    host << ", " << name(v);
+  host << ");\n    }\n";
+  return true;
+}
 
 //===----------------------------------------------------------------------===//
 // Library ops and data movement: calls into the support header
@@ -759,9 +858,19 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
     return true;
   };
 
+  // A row reduction region: one kernel, a block per row.
+  if (fusion.getKind() == FusionKind::Reduction) {
+    FailureOr<bool> done = emitRowReduction(unit, fusion, device, host);
+    if (failed(done))
+      return failure();
+    if (*done)
+      return success();
+  }
+
   // One pointwise kernel for the whole region.
+  SmallVector<Value> args(body.getArguments().begin(), body.getArguments().end());
   if (heavy.empty() && !roots.empty() && sameShape(roots))
-    return emitPointwise(unit.name, ops, roots, dests, device, host);
+    return emitPointwise(unit.name, ops, args, roots, dests, device, host);
 
   // A library op and its epilogue.
   if (heavy.size() == 1) {
@@ -808,7 +917,11 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
             epilogue.push_back(op);
         if (rest.empty())
           return success();
-        return emitPointwise(unit.name + "_epilogue", epilogue, rest, restDests, device, host);
+        // The epilogue reads the library op's result from memory.
+        SmallVector<Value> leaves = args;
+        leaves.push_back(hr);
+        return emitPointwise(unit.name + "_epilogue", epilogue, leaves, rest, restDests, device,
+                             host);
       }
     }
   }
@@ -850,9 +963,7 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
     if (auto conv = dyn_cast<ConvolutionOp>(op))
       own = "std::max<uint64_t>(" + own + ", " + convScratch(*this, conv) + ")";
     if (isPointwise(op) && !isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, IotaOp>(op)) {
-      Value r = op->getResult(0);
-      if (failed(emitPointwise(unit.name + "_" + std::to_string(k++), {op}, {r}, {name(r)},
-                               device, callOs)))
+      if (failed(emitOpKernel(unit.name + "_" + std::to_string(k++), op, device, callOs)))
         return failure();
     } else if (failed(emitOpCall(op, callOs))) {
       return failure();
@@ -901,8 +1012,7 @@ LogicalResult Emitter::emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     result = emitRegion(unit, fusion, device, host);
   } else if (isPointwise(op) && !isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, IotaOp>(op)) {
-    Value r = op->getResult(0);
-    result = emitPointwise(unit.name, {op}, {r}, {name(r)}, device, host);
+    result = emitOpKernel(unit.name, op, device, host);
   } else {
     if (auto conv = dyn_cast<ConvolutionOp>(op))
       unit.scratch = convScratch(*this, conv);

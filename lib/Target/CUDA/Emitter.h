@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Target/Common/FusedBody.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
 #include "llvm/ADT/DenseMap.h"
@@ -95,14 +96,29 @@ public:
   std::string unitScratch(Unit &unit);
 
 private:
-  friend class PointwiseGen;
   /// Ops whose per-element value a pointwise kernel computes (elementwise,
-  /// convert, broadcast/expand/transpose/slice/reshape, iota, splats).
+  /// convert, broadcast/expand/transpose/slice/reshape, splats).
   static bool isPointwise(Operation *op);
   LogicalResult emitOpCall(Operation *op, llvm::raw_ostream &os);
+  /// The shared body generator's context for a kernel (innerVar: a row
+  /// kernel's inner loop variable, empty for pointwise kernels).
+  codegen::BodyContext bodyContext(llvm::StringRef innerVar);
+  /// One kernel computing `roots` per element (all of one shape) into
+  /// `dests`: `leaves` are read from memory (in0, in1, ...), the rest is
+  /// computed by the shared generator. Vector loads and stores when every
+  /// read is in loop order, else a grid-stride loop with multi-indices.
   LogicalResult emitPointwise(const std::string &kernel, ArrayRef<Operation *> ops,
-                              ArrayRef<Value> roots, ArrayRef<std::string> dests,
-                              llvm::raw_ostream &device, llvm::raw_ostream &host);
+                              ArrayRef<Value> leaves, ArrayRef<Value> roots,
+                              ArrayRef<std::string> dests, llvm::raw_ostream &device,
+                              llvm::raw_ostream &host);
+  /// One elementwise op (outside a region, or a region run op by op).
+  LogicalResult emitOpKernel(const std::string &kernel, Operation *op,
+                             llvm::raw_ostream &device, llvm::raw_ostream &host);
+  /// A `reduction` region whose reductions all reduce the same trailing dims
+  /// as ONE kernel: a block per row, a pass (and block reduction) per
+  /// reduction, then the outputs. False when the region is not of that form.
+  FailureOr<bool> emitRowReduction(Unit &unit, mlir::thunder::FusionOp fusion,
+                                   llvm::raw_ostream &device, llvm::raw_ostream &host);
   LogicalResult emitRegion(Unit &unit, mlir::thunder::FusionOp fusion,
                            llvm::raw_ostream &device, llvm::raw_ostream &host);
   bool tryGemmEpilogue(Unit &unit, mlir::thunder::FusionOp fusion, llvm::raw_ostream &host);

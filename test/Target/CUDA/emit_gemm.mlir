@@ -8,6 +8,10 @@
 // CHECK: constexpr bool kNeedsLt = true;
 // CHECK-LABEL: /// fused_linear_gelu_1_epilogue: 3 op(s) per element:
 // CHECK: thunder.gelu
+// CHECK: fused_linear_gelu_1_epilogue(int64_t n, Syms S, const float *in0, const float *in1, const float *in2, const float *in3, float *out0)
+// The library call's result (in3) is read in loop order, with vector loads.
+// CHECK: load_vec<V>(in3 + v * V, x3);
+// CHECK: gelu(
 // CHECK-LABEL: static int enqueue(
 // CHECK: // Kernel 0: fused_linear_relu_0 (gemm)
 // CHECK: // cuBLASLt with the epilogue ReluBias.

@@ -2,13 +2,20 @@
 // RUN: FileCheck %s < %t/model.cu
 // RUN: FileCheck %s --check-prefix=HEADER < %t/thunder_cuda.cuh
 
-// Reductions and row-wise composites outside a region are kernels of their own,
-// through the support header's templates.
+// Single reductions over trailing dims are generated row kernels; row-wise
+// composites left whole are kernels of the support header.
 
 // (--fusion=false: one single-op kernel each, the composites whole.)
+// A row reduction is a generated row kernel: a block per row, a block reduction.
+// CHECK-LABEL: __global__ void __launch_bounds__(kBlock) reduction_sum_0(int64_t rows, int64_t inner, Syms S, const float *in0, float *out0) {
+// CHECK: for (int64_t prow = blockIdx.x; prow < rows; prow += gridDim.x) {
+// CHECK: a0 = block_reduce<Reduce::Sum>(a0, reinterpret_cast<acc_t<float> *>(scratch));
+// CHECK: if (threadIdx.x == 0)
+// CHECK-NEXT: out0[prow] = st<float>(acc0);
 // CHECK-LABEL: static int enqueue(
 // CHECK: // Kernel 0: reduction_sum_0 (reduction)
-// CHECK: { const int reduced[] = {0, 1}; reduce(c, a0, a0_shape, 2, reduced, Reduce::Sum, v{{[0-9]+}}); }
+// CHECK: const int64_t rows = int64_t(1) * 4LL, inner = int64_t(1) * 64LL;
+// CHECK: reduction_sum_0<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, 0, c.stream>>>(rows, inner, S, a0, v{{[0-9]+}});
 // CHECK: // Kernel 1: library_softmax_1 (library)
 // CHECK: softmax(c, a0, v{{[0-9]+}}_shape, 2, 1, false, v{{[0-9]+}});
 // CHECK: // Kernel 2: library_layer_norm_2 (library)
