@@ -289,6 +289,12 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
   FailureOr<std::string> expr = elementwiseExpr(op, operandC, operands);
   if (failed(expr))
     return op->emitError("a fused kernel cannot compute this op per element");
+  // PyTorch rounds every op's result to its dtype: a result stored in a
+  // narrower type than it is computed in (f16, bf16, f8) is rounded here
+  // too, so a fused kernel computes what the ops did one by one.
+  Type element = type.getElementType();
+  if (isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32)
+    *expr = "cv(st<" + ctx.storageType(element) + ">(" + *expr + "))";
   code += "      const " + C + " " + name + " = static_cast<" + C + ">(" + *expr + ");\n";
   memo[key] = name;
   return name;
