@@ -167,6 +167,23 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
         return success();
       })
       .Case([&](ConvolutionOp c) {
+        // Whether the weights are a thunder.constant (through the kernel's
+        // block arguments and views), which lives as long as the model: then
+        // conv reorders them for oneDNN once and keeps the copy.
+        auto isConstant = [](Value v) {
+          while (true) {
+            if (auto arg = dyn_cast<BlockArgument>(v)) {
+              auto fusion = dyn_cast_or_null<FusionOp>(arg.getOwner()->getParentOp());
+              if (!fusion)
+                return false;
+              v = fusion.getInputs()[arg.getArgNumber()];
+            } else if (auto r = dyn_cast_or_null<ReshapeOp>(v.getDefiningOp())) {
+              v = r.getOperand();
+            } else {
+              return isa_and_nonnull<ConstantOp>(v.getDefiningOp());
+            }
+          }
+        };
         int spatial = rank(c) - 2;
         os << "  { Window w{" << spatial << ", {";
         for (int s = 0; s < 3; ++s)
@@ -189,7 +206,8 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
            << ", " << (c.getBias() ? name(c.getBias()) : "(const " + elem(c) + " *)nullptr")
            << ", " << name(c) << ", " << dimExpr(c.getInput(), 0) << ", "
            << dimExpr(c.getInput(), 1) << ", " << dimExpr(c, 1) << ", "
-           << c.getGroups() << ", w); }\n";
+           << c.getGroups() << ", w, " << (isConstant(c.getWeight()) ? "true" : "false")
+           << "); }\n";
         return success();
       })
       .Case<MaxPoolOp, AvgPoolOp>([&](auto p) {
