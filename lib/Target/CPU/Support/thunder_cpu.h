@@ -1065,9 +1065,51 @@ void batch_norm(const T *in, const T *mean, const T *var, const T *weight,
 
 /// Scaled dot-product attention per [batch] slice: q [L, E], k [S, E],
 /// v [S, Ev]; mask (optional) is given per element through `mask_at`.
+/// float: two SGEMMs around a softmax in float (PyTorch's CPU kernels also
+/// accumulate in float); other types: loops with double accumulation.
 template <class T, class MaskAt>
 void sdpa(const T *q, const T *k, const T *v, T *out, i64 batch, i64 l, i64 s,
           i64 e, i64 ev, double scale, bool causal, MaskAt &&mask_at) {
+  if constexpr (std::is_same_v<T, float>) {
+    // Per batch (and head): the scores S = scale * Q K^T in one SGEMM, the
+    // masked softmax of each row in place, then O = P V in another SGEMM.
+    // Batches go to OpenMP's threads (oneDNN runs single-threaded inside
+    // them); the scores live in a per-thread buffer that persists across
+    // calls, so a run allocates nothing.
+#pragma omp parallel for if (batch > 1)
+    for (i64 b = 0; b < batch; ++b) {
+      static thread_local std::vector<float> buffer;
+      if (static_cast<i64>(buffer.size()) < l * s)
+        buffer.resize(static_cast<size_t>(l * s));
+      float *scores = buffer.data();
+      dnnl_sgemm('N', 'T', l, s, e, static_cast<float>(scale), q + b * l * e, e,
+                 k + b * s * e, e, 0.0f, scores, s);
+      for (i64 i = 0; i < l; ++i) {
+        float *row = scores + i * s;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (i64 j = 0; j < s; ++j) {
+          float sc = row[j];
+          if (causal && j > i)
+            sc = -std::numeric_limits<float>::infinity();
+          sc = static_cast<float>(mask_at(static_cast<double>(sc), b, i, j));
+          row[j] = sc;
+          mx = std::max(mx, sc);
+        }
+        float sum = 0;
+        for (i64 j = 0; j < s; ++j) {
+          row[j] = std::isinf(mx) && mx < 0 ? 0.0f : std::exp(row[j] - mx);
+          sum += row[j];
+        }
+        const float inv = sum > 0 ? 1.0f / sum : 1.0f;
+#pragma omp simd
+        for (i64 j = 0; j < s; ++j)
+          row[j] *= inv;
+      }
+      dnnl_sgemm('N', 'N', l, ev, s, 1.0f, scores, s, v + b * s * ev, ev, 0.0f,
+                 out + b * l * ev, ev);
+    }
+    return;
+  }
 #pragma omp parallel for collapse(2) if (batch * l * s * e > 65536)
   for (i64 b = 0; b < batch; ++b)
     for (i64 i = 0; i < l; ++i) {
