@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Thunder's developer script: set up a fresh machine, build, test, demo.
+# Thunder's developer script: set up a fresh machine, build, test, demo, benchmark.
 #
 #   tools/dev.sh setup   apt packages, .venv with the Python packages (idempotent)
 #   tools/dev.sh build   setup, then configure (once) and build with CMake + Ninja
 #   tools/dev.sh test    build, then run every test suite (lit, GoogleTest, pytest)
 #   tools/dev.sh demo    build, then show what Thunder does today
+#   tools/dev.sh bench   build, then benchmark the zoo against eager, torch.compile,
+#                        AOTInductor and ONNX Runtime (--quick for CI, --help)
 #
 # Environment: THUNDER_BUILD_DIR (default: build), THUNDER_JOBS (default: nproc),
 # THUNDER_BUILD_TYPE (default: Release).
@@ -125,6 +127,12 @@ cmd_demo() {
   PYTHONPATH="$BUILD_DIR/python" "$VENV/bin/python" "$ROOT/examples/demo.py" "$@"
 }
 
+cmd_bench() {
+  cmd_build
+  PYTHONPATH="$BUILD_DIR/python" THUNDER_BUILD_DIR="$BUILD_DIR" \
+    "$VENV/bin/python" "$ROOT/tools/bench/run.py" "$@"
+}
+
 usage() {
   sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
@@ -134,6 +142,7 @@ case "${1:-}" in
   build) cmd_build ;;
   test) cmd_test ;;
   demo) shift; cmd_demo "$@" ;;
+  bench) shift; cmd_bench "$@" ;;
   -h|--help|help) usage ;;
   "") usage; exit 2 ;;
   *) usage; die "unknown command '$1'" ;;

@@ -1,0 +1,12 @@
+"""Thunder's benchmark suite: the zoo's models against PyTorch eager, torch.compile,
+AOTInductor and ONNX Runtime, measured side by side (tools/bench/run.py).
+
+    run.py         the driver: which cases, in which processes, then the report
+    worker.py      one process per case (correctness, interleaved timing) and per
+                   (case, contender) for compile time and peak memory
+    contenders.py  how each contender compiles, loads and runs a model
+    measure.py     timing statistics, the correctness check, resident memory
+    report.py      results.json, results.md, the charts, docs/performance.md
+    profiling.py   where the time goes: eager's ops (torch.profiler) and Thunder's
+                   kernels (perf on thunder-run)
+"""
