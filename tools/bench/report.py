@@ -355,6 +355,8 @@ def charts(results: dict, out: pathlib.Path) -> dict[str, pathlib.Path]:
                 if v is None:
                     ax.text(x, 0.02, "fail", rotation=90, ha="center", va="bottom",
                             fontsize=7)
+            ax.text(xs[-1], values[-1] or 0, f"{values[-1]:.2f}" if values[-1] else "",
+                    ha="center", va="bottom", fontsize=7)
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(range(len(labels)), labels)
         ax.set_ylabel("speedup over eager")

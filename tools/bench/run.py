@@ -56,6 +56,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batch", default=None,
                         help="comma-separated batch sizes (default: 1 and the model's "
                              "throughput batch; 1 with --quick)")
+    parser.add_argument("--cases", default=None, metavar="MODEL:BATCH[,...]",
+                        help="exactly these cases (e.g. gpt2:1,gpt2:8) instead of "
+                             "--models x --batch")
     parser.add_argument("--contenders", default="all",
                         help=f"comma-separated, from {','.join(ALL)} (eager is always run)")
     parser.add_argument("--quick", action="store_true",
@@ -88,6 +91,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--update-docs", action="store_true",
                         help="rewrite the generated section of docs/performance.md and copy "
                              "the charts to docs/images/")
+    parser.add_argument("--report-only", type=pathlib.Path, default=None, metavar="DIR",
+                        help="write the report (and with --update-docs the docs) again from "
+                             "DIR/results.json, measuring nothing")
     parser.add_argument("--profile", default=None, metavar="MODEL[,MODEL]",
                         help="instead of the benchmark: eager's time per op kind "
                              "(torch.profiler) and Thunder's per kernel (perf on thunder-run)")
@@ -118,6 +124,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     if THUNDER_RUN in args.contenders and "thunder-rt" not in args.contenders:
         args.contenders.insert(args.contenders.index(THUNDER_RUN), "thunder-rt")
     args.batches = [int(b) for b in args.batch.split(",")] if args.batch else None
+    if args.cases:
+        try:
+            args.cases = [(m, int(b)) for m, b in (c.split(":") for c in args.cases.split(","))]
+        except ValueError:
+            parser.error(f"--cases takes MODEL:BATCH[,MODEL:BATCH...], got '{args.cases}'")
+        for name, _ in args.cases:
+            if name not in MODELS:
+                parser.error(f"unknown model '{name}' (the zoo has {', '.join(MODELS)})")
+    else:
+        # Every model at batch 1 first, so that a run stopped early has the main table.
+        batches = args.batches or ([1] if quick else None)
+        args.cases = [(m, b) for b in (batches or [1, "throughput"]) for m in args.models]
+        args.cases = [(m, THROUGHPUT_BATCH[m] if b == "throughput" else b)
+                      for m, b in args.cases]
     return args
 
 
@@ -219,7 +239,7 @@ def run_case(args, model: str, batch: int, workdir: pathlib.Path, pool) -> dict:
             "device": args.target, "workdir": str(workdir),
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
             "rounds": args.rounds, "warmup": args.warmup,
-            "min_sample_s": args.min_sample_ms / 1e3, "memory_runs": 3}
+            "min_sample_s": args.min_sample_ms / 1e3, "memory_runs": 3, "quick": args.quick}
     case = {"model": model, "batch": batch, "load_before": os.getloadavg()[0]}
     start = time.perf_counter()
     if args.memory:
@@ -242,6 +262,14 @@ def main(argv=None) -> int:
     # Thunder's setting for OpenMP's idle workers (see docs/user-guide.md); all contenders
     # share one libgomp in one process, so they share it. Set before any worker starts.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if args.report_only:
+        results = json.loads((args.report_only / "results.json").read_text())
+        report.write(results, args.report_only)
+        print(f"bench: wrote {args.report_only / 'results.md'}", flush=True)
+        if args.update_docs:
+            report.update_docs(results, args.report_only, ROOT)
+            print(f"bench: updated {ROOT / 'docs' / 'performance.md'}", flush=True)
+        return 0
     if args.profile:
         from bench import profiling
         return profiling.main(args)
@@ -251,9 +279,7 @@ def main(argv=None) -> int:
     out = args.out or ROOT / "bench-results" / f"{stamp}-{socket.gethostname()}"
     out.mkdir(parents=True, exist_ok=True)
     work_root = args.workdir or pathlib.Path(tempfile.mkdtemp(prefix="thunder-bench-"))
-    cases = [(model, batch) for model in args.models
-             for batch in (args.batches or ([1] if args.quick else
-                                            [1, THROUGHPUT_BATCH[model]]))]
+    cases = args.cases
     results = {"environment": environment(args), "contenders": args.contenders, "cases": []}
     print(f"bench: {len(cases)} cases x {len(args.contenders)} contenders, "
           f"{args.size} sizes, {args.threads} threads -> {out}", flush=True)
@@ -271,8 +297,12 @@ def main(argv=None) -> int:
         return result
 
     # Cases in parallel only with --jobs > 1 (quick mode): timings are disturbed then.
+    # The results so far are written after each case: a run stopped early leaves them.
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results["cases"] = list(pool.map(one, cases))
+        for result in pool.map(one, cases):
+            results["cases"].append(result)
+            results["environment"]["wall_s"] = time.perf_counter() - start
+            (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     results["environment"]["wall_s"] = time.perf_counter() - start
     if args.workdir is None:
         shutil.rmtree(work_root, ignore_errors=True)

@@ -29,6 +29,10 @@ def _setup(spec: dict) -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", spec["omp_wait_policy"])
     os.environ["THUNDER_QUIET"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if spec.get("quick"):
+        # Quick mode tests the driver: Inductor compiles in this process rather than
+        # starting a pool of compile workers (each one imports torch again).
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     root = pathlib.Path(spec["root"])
     # The package by its name (bench.*), not this folder's files as top-level modules.
     sys.path[:] = [p for p in sys.path
