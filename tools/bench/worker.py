@@ -127,9 +127,25 @@ def run_case(spec: dict) -> dict:
     return result
 
 
+def _poll_peak_rss(proc: subprocess.Popen) -> int:
+    """The child's peak resident set (kB), from its VmHWM, read until it exits. Not
+    wait4's ru_maxrss: Linux carries the forking parent's high-water mark across exec, so
+    a child of this large process would report this process's size."""
+    peak = 0
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as f:
+                match = re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M)
+            peak = max(peak, int(match[1])) if match else peak
+        except OSError:
+            pass
+        time.sleep(0.01)
+    return peak
+
+
 def thunder_run(spec, directory, inputs, reference, rtol, atol, rt_row) -> dict:
     """thunder-run --check --bench on thunder-rt's library, in its own process (so not
-    interleaved with the others), with its peak resident memory from wait4."""
+    interleaved with the others), with its peak resident memory."""
     import numpy as np
     import thunder
     row = {"status": "FAIL"}
@@ -158,14 +174,13 @@ def thunder_run(spec, directory, inputs, reference, rtol, atol, rt_row) -> dict:
         log = directory / "thunder-run.log"
         with open(log, "w") as f:
             proc = subprocess.Popen(command, stdout=f, stderr=subprocess.STDOUT)
-            _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+            peak_kb = _poll_peak_rss(proc)
         text = log.read_text()
     except Exception as error:  # noqa: BLE001
         row["reason"] = _error_text(error)
         return row
     row["command"] = " ".join(command)
-    row["peak_rss_mb"] = usage.ru_maxrss / 1024  # the whole process: no interpreter
+    row["peak_rss_mb"] = peak_kb / 1024  # the whole process: no interpreter
     if "check: PASS" not in text:
         lines = [line for line in text.splitlines() if "check" in line or "error" in line]
         row["reason"] = "thunder-run: " + (" | ".join(lines[-4:]) or text[-300:])
@@ -191,15 +206,13 @@ def run_memory(spec: dict) -> dict:
     from bench.contenders import CONTENDERS
     # Every library any contender loads, before the baseline: the differences between
     # contenders are then what each one does, not what it imports.
-    import onnxruntime  # noqa: F401
-    import thunder  # noqa: F401
-    import torch._dynamo  # noqa: F401
-    import torch._inductor  # noqa: F401
-    import torch.onnx  # noqa: F401
-    try:
-        import transformers  # noqa: F401
-    except ImportError:
-        pass
+    import importlib
+    for library in ("onnxruntime", "thunder", "torch._dynamo", "torch._inductor",
+                    "torch.onnx", "transformers"):
+        try:
+            importlib.import_module(library)
+        except ImportError:
+            pass  # a contender that needs it fails with its own message
     torch.set_num_threads(spec["threads"])
     contender = CONTENDERS[spec["contender"]]
     ctx, workdir = _context(spec), pathlib.Path(spec["workdir"]) / contender.name
@@ -225,9 +238,13 @@ def run_memory(spec: dict) -> dict:
         measure.release_freed_memory()
         result["loaded_mb"] = measure.rss_mb() - base
         measure.reset_peak_rss()
+        if spec["device"] == "cuda":
+            torch.cuda.reset_peak_memory_stats()
         for _ in range(1 + spec["memory_runs"]):
             prepared.call()
         result["run_peak_mb"] = measure.peak_rss_mb() - base
+        if spec["device"] == "cuda":
+            result["cuda_peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
     return result
 
 
