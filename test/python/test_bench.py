@@ -17,7 +17,7 @@ from conftest import BUILD_DIR, REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 from bench import measure, report  # noqa: E402
-from bench.contenders import ALL  # noqa: E402
+from bench import ALL  # noqa: E402
 from zoo import ZOO  # noqa: E402
 
 RUN = REPO_ROOT / "tools" / "bench" / "run.py"

@@ -19,6 +19,8 @@ from typing import Any, Callable
 import torch
 from torch.utils import _pytree as pytree
 
+from bench import ALL, LABELS, THUNDER_RUN  # noqa: F401 - re-exported
+
 
 def tensor_leaves(result: Any) -> list:
     """The tensors of a model's output pytree (a tensor, tuples, transformers' ModelOutput),
@@ -256,8 +258,5 @@ class ThunderRuntime(Contender):
 
 CONTENDERS: dict[str, Contender] = {c.name: c for c in [
     Eager(), TorchCompile(), AOTInductor(), OnnxRuntime(), Thunder(), ThunderRuntime()]}
-
-#: thunder-run --bench on thunder-rt's library: a separate process, not interleaved.
-THUNDER_RUN = "thunder-run"
-ALL = list(CONTENDERS) + [THUNDER_RUN]
-LABELS = {**{c.name: c.label for c in CONTENDERS.values()}, THUNDER_RUN: "thunder-run"}
+assert list(CONTENDERS) + [THUNDER_RUN] == ALL and \
+    all(LABELS[c.name] == c.label for c in CONTENDERS.values())

@@ -6,7 +6,7 @@ import pathlib
 import re
 import shutil
 
-from bench.contenders import LABELS, THUNDER_RUN
+from bench import LABELS, THUNDER_RUN
 from bench.measure import geomean
 
 #: The contenders Thunder's targets are stated against.

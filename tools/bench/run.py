@@ -40,7 +40,7 @@ sys.path[:] = [p for p in sys.path
 sys.path[:0] = [str(ROOT / "tools")]
 
 from bench import report  # noqa: E402
-from bench.contenders import ALL, THUNDER_RUN  # noqa: E402
+from bench import ALL, THUNDER_RUN  # noqa: E402
 
 MODELS = ["mlp", "resnet18", "bert", "gpt2", "llama", "vit"]
 #: The throughput batch: what a server would batch for each kind of model.
