@@ -152,7 +152,8 @@ def report(name: str, size: str, batch: int, threads: int, eager: tuple, ours: d
     lines = [f"# Profile: {name} ({size}, batch {batch}), {threads} threads",
              "", f"{datetime.date.today()}, {socket.gethostname()}. Eager median "
              f"{median:.2f} ms; Thunder (thunder-run --bench) median {ours['median_ms']:.2f} "
-             f"ms: {median / ours['median_ms']:.2f}x eager.", "",
+             f"ms. The two run one after the other, not interleaved: for the ratio, see "
+             f"the benchmark's table; here, the shares.", "",
              "## Eager: self CPU time per op kind (torch.profiler)", "",
              "| kind | share | ms per run (of the median) |", "|---|---|---|"]
     for kind, share in sorted(eager_kinds.items(), key=lambda kv: -kv[1]):

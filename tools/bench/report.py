@@ -311,7 +311,8 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
               "freezing); ONNX Runtime with its default graph optimizations.",
               f"- Load average of the machine when each case started: " +
               ", ".join(f"{c['model']}/{c['batch']} {c.get('load_before', 0):.1f}"
-                        for c in cases) + ".", ""]
+                        for c in cases) + "."]
+    lines += [f"- {note}" for note in results.get("notes", [])] + [""]
     if notes.reasons:
         lines += [f"{h}# Failures", ""] + notes.markdown() + [""]
     return "\n".join(lines)
@@ -321,7 +322,7 @@ def case_line(case: dict) -> str:
     """One progress line: the case and each contender's median or FAIL."""
     parts = []
     for name, r in case.get("contenders", {}).items():
-        parts.append(f"{name} {r['median_ms']:.3g} ms" if r.get("status") == "ok"
+        parts.append(f"{name} {_fmt_ms(r['median_ms'])} ms" if r.get("status") == "ok"
                      and r.get("median_ms") else f"{name} FAIL")
     status = ", ".join(parts) if case.get("ok") else f"FAIL: {case.get('reason')}"
     return f"{case['model']} batch {case['batch']} ({case.get('wall_s', 0):.0f} s): {status}"
