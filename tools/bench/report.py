@@ -164,7 +164,7 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
         some = [c for c in cases if batch_kind(c) == kind]
         lines += [f"{h}# Speedup over eager, {kind}", ""]
         header = ["model", "params", "input", "eager ms"] + \
-            [LABELS[c] for c in contenders if c != "eager"]
+            [LABELS[c] + ("*" if c == THUNDER_RUN else "") for c in contenders if c != "eager"]
         body = []
         for case in some:
             info = case.get("info", {})
@@ -201,7 +201,8 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
         lines += [""]
 
     lines += [f"{h}# Latency, ms (median [p25-p75])", ""]
-    header = ["model", "batch"] + [LABELS[c] for c in contenders]
+    header = ["model", "batch"] + [LABELS[c] + ("*" if c == THUNDER_RUN else "")
+                                   for c in contenders]
     body = []
     for case in cases:
         cells = [case["model"], str(case["batch"])]
@@ -214,7 +215,7 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
                              f"{_fmt_ms(r['p75_ms'])}]")
             else:  # thunder-run: median [min-p90] from its own report
                 cells.append(f"{_fmt_ms(r['median_ms'])} [{_fmt_ms(r.get('min_ms'))}-"
-                             f"{_fmt_ms(r.get('p90_ms'))}]*")
+                             f"{_fmt_ms(r.get('p90_ms'))}]")
         body.append(cells)
     lines += _table(header, body) + [""]
 
@@ -304,7 +305,7 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
               "a .pt2, run by the C++ runtime through `thunder.load`'s binding once per "
               "inference with preallocated outputs (as a C++ application calls "
               "`thunder::Model::run`).",
-              "- \\* thunder-run: the same library timed by `thunder-run --bench` in its own "
+              "- thunder-run\\*: the same library timed by `thunder-run --bench` in its own "
               "process after the others (not interleaved with them): median [min-p90]; its "
               "check is thunder-run's own `--check` against eager's outputs.",
               "- torch.compile and AOTInductor with their defaults (no max-autotune, no "
