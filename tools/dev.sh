@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thunder's developer script: set up a fresh machine, build, test, demo.
+# Thunder's developer script: set up a fresh machine, build, test, demo, benchmark.
 #
 #   tools/dev.sh setup   apt packages, .venv with the Python packages (idempotent)
 #   tools/dev.sh build   setup, then configure (once) and build with CMake + Ninja
@@ -7,6 +7,8 @@
 #   tools/dev.sh demo    build, then show what Thunder does today
 #   tools/dev.sh gpu-check  build, then write .gpucheck/: CUDA models and the GPU side
 #                        of the check (run there: bash .gpucheck/run.sh; docs/cuda.md)
+#   tools/dev.sh bench   build, then benchmark the zoo against eager, torch.compile,
+#                        AOTInductor and ONNX Runtime (--quick for CI, --help)
 #
 # Environment: THUNDER_BUILD_DIR (default: build), THUNDER_JOBS (default: nproc),
 # THUNDER_BUILD_TYPE (default: Release).
@@ -135,6 +137,12 @@ cmd_gpu_check() {
   log "done: run 'bash .gpucheck/run.sh' on a machine with a GPU (device tool: carry .gpucheck)"
 }
 
+cmd_bench() {
+  cmd_build
+  PYTHONPATH="$BUILD_DIR/python" THUNDER_BUILD_DIR="$BUILD_DIR" \
+    "$VENV/bin/python" "$ROOT/tools/bench/run.py" "$@"
+}
+
 usage() {
   sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
@@ -145,6 +153,7 @@ case "${1:-}" in
   test) cmd_test ;;
   demo) shift; cmd_demo "$@" ;;
   gpu-check) shift; cmd_gpu_check "$@" ;;
+  bench) shift; cmd_bench "$@" ;;
   -h|--help|help) usage ;;
   "") usage; exit 2 ;;
   *) usage; die "unknown command '$1'" ;;
