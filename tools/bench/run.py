@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Thunder's benchmark: the model zoo against PyTorch eager, torch.compile, AOTInductor and
-ONNX Runtime, side by side in one process, with compile times and peak memory.
+"""Thunder's benchmark: the zoo against eager, torch.compile, AOTInductor, ONNX Runtime.
+
+Side by side in one process per case, with compile times and peak memory.
 
     tools/dev.sh bench                         # every zoo model, realistic sizes, batch 1
                                                # and a throughput batch (~1 hour on 2 cores)
