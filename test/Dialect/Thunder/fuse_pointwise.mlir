@@ -46,16 +46,17 @@ func.func @shared_expensive(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<8x4
 // -----
 
 // CHECK-LABEL: func.func @shared_cheap
-// CHECK:       thunder.fusion pointwise "pointwise_add_transpose_exp_{{[0-9]+}}"
-// CHECK:         thunder.add
-// CHECK:       thunder.fusion pointwise "pointwise_add_tanh_{{[0-9]+}}"
-// CHECK:         thunder.add
+// CHECK:       thunder.fusion pointwise "pointwise_neg_transpose_exp_{{[0-9]+}}"
+// CHECK:         thunder.neg
+// CHECK:       thunder.fusion pointwise "pointwise_neg_tanh_{{[0-9]+}}"
+// CHECK:         thunder.neg
 // CHECK-NOT:   thunder.fusion
 // CHECK:       return
 
-// A cheap producer read by two kernels is duplicated into the second one.
-func.func @shared_cheap(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>) {
-  %s = thunder.add %x, %y : tensor<4x8xf32>
+// A cheap producer of one tensor read by two kernels is copied into the
+// second one.
+func.func @shared_cheap(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>) {
+  %s = thunder.neg %x : tensor<4x8xf32>
   %t = thunder.transpose %s, permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
   %a = thunder.exp %t : tensor<8x4xf32>
   %b = thunder.tanh %s : tensor<4x8xf32>
@@ -89,4 +90,26 @@ func.func @no_recompute_across_broadcast(%x: tensor<4xf32>) -> tensor<4x1024xf32
 func.func @view(%x: tensor<4x8xf32>) -> tensor<32xf32> {
   %r = thunder.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
   return %r : tensor<32xf32>
+}
+
+// -----
+
+// A residual stream: each add reads two tensors, so it is not copied into
+// the kernels that read it (that would recompute the stream from its start
+// in each and keep every block's output alive to the end); the first add
+// is the kernel's extra result instead.
+// CHECK-LABEL: func.func @residual_stream
+// CHECK:       %[[K:.+]]:2 = thunder.fusion pointwise
+// CHECK:         %[[R1:.+]] = thunder.add
+// CHECK:         %[[R2:.+]] = thunder.add %[[R1]]
+// CHECK:         thunder.yield
+// CHECK:       thunder.fusion pointwise {{.*}}(%[[K]]#{{[01]}})
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    thunder.relu
+func.func @residual_stream(%x: tensor<4x8xf32>, %a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>) {
+  %r1 = thunder.add %x, %a : tensor<4x8xf32>
+  %t = thunder.relu %r1 : tensor<4x8xf32>
+  %tt = thunder.transpose %t, permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %r2 = thunder.add %r1, %b : tensor<4x8xf32>
+  return %tt, %r2 : tensor<8x4xf32>, tensor<4x8xf32>
 }

@@ -5,8 +5,8 @@
 // the kernel grows through its producers. A producer read only by the
 // kernel joins it, unless a broadcast would make the kernel recompute an
 // expensive producer for many elements. A producer read elsewhere too is
-// duplicated into the kernel when it is cheap (FusionRules'
-// isCheapToDuplicate), becomes an extra result when it has the loop's
+// duplicated into the kernel when it is cheap and reads one tensor (FusionRules'
+// isDuplicable), becomes an extra result when it has the loop's
 // shape, and otherwise stays in a kernel of its own. A lone view is left a
 // view.
 //
@@ -58,12 +58,13 @@ struct ThunderFusePointwise
             return group.contains(u);
           });
           bool cheap = isCheapToDuplicate(def);
+          bool duplicable = isDuplicable(def);
           if (!sameSize && !cheap)
             continue; // recomputed per element of a broadcast: not worth it
           if (onlyHere) {
             if (!positions.wouldCreateCycle(group, def))
               group.insert(def);
-          } else if (cheap) {
+          } else if (duplicable) {
             // A private copy for this kernel; the original keeps its readers.
             OpBuilder builder(def);
             builder.setInsertionPointAfter(def);

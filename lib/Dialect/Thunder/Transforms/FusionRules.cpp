@@ -47,6 +47,15 @@ bool isCheapToDuplicate(Operation *op) {
              LogicalNotOp, LogicalXorOp>(op);
 }
 
+bool isDuplicable(Operation *op) {
+  if (!isCheapToDuplicate(op))
+    return false;
+  unsigned tensors = 0;
+  for (Value operand : op->getOperands())
+    tensors += !isSplatConstant(operand.getDefiningOp());
+  return tensors <= 1;
+}
+
 std::optional<RowShape> rowShapeOf(Operation *reduction) {
   ArrayRef<int64_t> dims;
   Value input;
@@ -329,6 +338,13 @@ std::string explainBoundary(FusionOp producer, FusionOp consumer, Value value) {
                          opName(reader), shapeString(value.getType()))
         .str();
   }
+  if (numKernels > 1 && def && isCheapToDuplicate(def) && !isDuplicable(def))
+    return llvm::formatv("the value feeds {0} kernels and {1} reads two "
+                         "tensors: a copy in each kernel would keep both "
+                         "alive, and copies of copies would recompute whole "
+                         "chains",
+                         numKernels, opName(def))
+        .str();
   if (numKernels > 1 && def && !isCheapToDuplicate(def))
     return llvm::formatv("the value feeds {0} kernels and recomputing {1} in "
                          "each costs more than reading it back",
