@@ -25,3 +25,11 @@ config.substitutions.append(
     ("%thunder_compile_abs", os.path.join(config.thunder_tools_dir, "thunder-compile")))
 llvm_config.add_tool_substitutions(["FileCheck", "not", "split-file"],
                                    [config.llvm_tools_dir])
+
+# nvcc with cuBLASLt's and cuDNN's headers: the check of the CUDA support
+# library's declarations of their APIs (test/Target/CUDA/library_abi.test).
+if config.nvcc and config.cublaslt_include and config.cudnn_include:
+    config.available_features.add("nvidia-headers")
+    config.substitutions.append(("%nvcc", config.nvcc))
+    config.substitutions.append(
+        ("%nvidia_includes", "-I%s -I%s" % (config.cublaslt_include, config.cudnn_include)))

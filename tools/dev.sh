@@ -80,6 +80,42 @@ setup_venv() {
   echo "$want" > "$stamp"
 }
 
+# cuBLASLt's and cuDNN's headers, for the test that checks Thunder's own declarations of
+# their C APIs (test/Target/CUDA/library_abi.test; generated CUDA code opens both libraries
+# with dlopen and includes neither header). The CUDA toolkit here ships neither header, so
+# they come from NVIDIA's wheels: ~1 GB downloaded once, only the headers kept.
+NVIDIA_HEADER_WHEELS=(nvidia-cublas==13.10.0.20 nvidia-cudnn-cu13==9.28.1.4)
+
+setup_nvidia_headers() {
+  local dest="$VENV/nvidia-include" tmp whl
+  if [[ -f "$dest/.wheels" && "$(cat "$dest/.wheels")" == "${NVIDIA_HEADER_WHEELS[*]}" ]]; then
+    return 0
+  fi
+  log "fetching the headers of ${NVIDIA_HEADER_WHEELS[*]} into $dest"
+  tmp="$(mktemp -d)"
+  if ! "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+      --only-binary=:all: -d "$tmp" "${NVIDIA_HEADER_WHEELS[@]}"; then
+    rm -rf "$tmp"
+    die "could not download ${NVIDIA_HEADER_WHEELS[*]} (needed for their headers)"
+  fi
+  rm -rf "$dest.partial"
+  mkdir -p "$dest.partial"
+  for whl in "$tmp"/*.whl; do
+    "$VENV/bin/python" - "$whl" "$dest.partial" <<'PY'
+import pathlib, sys, zipfile
+wheel, dest = sys.argv[1], pathlib.Path(sys.argv[2])
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if "/include/" in name and name.endswith(".h"):
+            (dest / pathlib.PurePosixPath(name).name).write_bytes(z.read(name))
+PY
+  done
+  rm -rf "$tmp"
+  echo "${NVIDIA_HEADER_WHEELS[*]}" > "$dest.partial/.wheels"
+  rm -rf "$dest"
+  mv "$dest.partial" "$dest"
+}
+
 # Makes `import thunder` work in .venv: a thunder.pth in its site-packages names
 # $BUILD_DIR/python, where the build lays out the package (python/CMakeLists.txt).
 install_python_package() {
@@ -96,6 +132,7 @@ install_python_package() {
 cmd_setup() {
   setup_apt
   setup_venv
+  setup_nvidia_headers
   install_python_package
 }
 

@@ -42,16 +42,24 @@ using cpu::elementBytes;
 using cpu::safetensorsDtype;
 
 const Spellings &cudaSpellings() {
-  static const Spellings s{"cuda",          "THUNDER_DEVICE_CUDA",     "thunder_cuda.cuh",
-                           "thunder_cuda",  "model.cu",                "cudaStream_t",
-                           "cudaMemcpyAsync", "cudaMemcpyDeviceToDevice", "cudaEventRecord",
+  static const Spellings s{"cuda",
+                           "THUNDER_DEVICE_CUDA",
+                           "thunder_cuda.cuh",
+                           "thunder_cuda_libs.cuh",
+                           "thunder_cuda",
+                           "model.cu",
+                           "cudaStream_t",
+                           "cudaMemcpyAsync",
+                           "cudaMemcpyDeviceToDevice",
+                           "cudaEventRecord",
                            "cudaStreamWaitEvent"};
   return s;
 }
 
-/// Bytes of the cuBLASLt workspace each stream gets (NVIDIA's advice for
-/// Hopper; heuristics only pick algorithms that fit).
-constexpr int64_t kLtWorkspace = 32 << 20;
+/// Bytes of the library workspace each stream gets, shared by cuBLASLt and
+/// cuDNN (NVIDIA's advice for cuBLASLt on Hopper; both libraries' algorithms
+/// are chosen to fit).
+constexpr int64_t kLibWorkspace = 32 << 20;
 
 std::string Emitter::elem(Value v) { return *cppType(typeOf(v).getElementType()); }
 
@@ -364,7 +372,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "). Do not edit.\n"
      << "// One kernel or library call per unit (a fusion region, or an op outside one);\n"
      << "// each is preceded by its ops and their source lines.\n"
-     << "#include \"" << spell.supportHeader << "\"\n#include \"thunder-c/artifact.h\"\n\n"
+     << "#include \"" << spell.supportHeader << "\"\n#include \"" << spell.libsHeader
+     << "\"\n#include \"thunder-c/artifact.h\"\n\n"
      << "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n"
      << "#include <memory>\n\n"
      << "using namespace " << spell.ns << ";\n\n"
@@ -375,10 +384,12 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "constexpr int kNumStreams = " << numStreams << ";\n"
      << "constexpr int kNumEvents = " << numEvents << ";\n"
      << "constexpr bool kNeedsLt = " << (needsLt ? "true" : "false") << ";\n"
+     << "constexpr bool kNeedsDnn = " << (needsDnn ? "true" : "false") << ";\n"
      << "constexpr bool kStaticShapes = " << (isStatic ? "true" : "false") << ";\n"
      << "/// CUDA graphs: one per workspace and set of dynamic sizes.\n"
      << "constexpr bool kGraphs = true;\n"
-     << "constexpr uint64_t kLtWorkspace = " << (needsLt ? kLtWorkspace : 0) << "ULL;\n"
+     << "constexpr uint64_t kLibWorkspace = " << (needsLt || needsDnn ? kLibWorkspace : 0)
+     << "ULL;\n"
      << "constexpr uint64_t kBlobBytes = " << blob.size() << "ULL;\n"
      << "constexpr uint64_t kDeviceBytes = " << deviceBytes << "ULL;\n"
      << "const char *const kArchs = " << cppString(options.cudaArch) << ";\n"
@@ -400,7 +411,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "__global__ void thunder_probe() {}\n\n";
   emitSymbols(os);
 
-  // The workspace: the arena, then per stream a cuBLASLt workspace and the
+  // The workspace: the arena, then per stream a library workspace and the
   // scratch its kernels need (im2col, temporaries of regions run op by op).
   auto retOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   os << "struct Layout {\n  uint64_t off[" << slots.size() + 1 << "];\n"
@@ -433,7 +444,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
          << "], uint64_t(" << scratch << "));\n";
   }
   os << "  for (int s = 0; s < kNumStreams; ++s) {\n"
-     << "    L.lib[s] = at; at += kLtWorkspace;\n"
+     << "    L.lib[s] = at; at += kLibWorkspace;\n"
      << "    L.scratch[s] = at; L.scratch_bytes[s] = (need[s] + 255) & ~255ULL;\n"
      << "    at += L.scratch_bytes[s];\n  }\n";
   for (BlockArgument arg : func.getArguments())
@@ -466,7 +477,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
         "  auto ctx = [&](int s) {\n"
         "    Ctx c;\n    c.stream = rt.stream(s, main);\n    c.sms = rt.sms;\n"
         "    c.lt = rt.have_lt ? &rt.lt : nullptr;\n"
-        "    c.lt_workspace = ws + L.lib[s];\n    c.lt_workspace_bytes = kLtWorkspace;\n"
+        "    c.dnn = rt.have_dnn ? &rt.dnn : nullptr;\n"
+        "    c.lib_workspace = ws + L.lib[s];\n    c.lib_workspace_bytes = kLibWorkspace;\n"
         "    c.scratch = ws + L.scratch[s];\n    c.scratch_bytes = L.scratch_bytes[s];\n"
         "    c.error = &failure;\n    return c;\n  };\n  (void)ctx;\n";
   emitShapes(os);
@@ -496,9 +508,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
        << bytesExpr(v) << ", " << spell.deviceToDevice << ", main);\n";
   if (numStreams > 1)
     os << "  rt.join(main);\n";
-  os << "  if (failure) {\n"
-        "    snprintf(error, error_size, \"cuBLASLt failed with status %d\", failure - 1000);\n"
-        "    return 1;\n  }\n  return 0;\n}\n\n";
+  os << "  if (failure)\n    return report_library(error, error_size, failure, &rt.dnn);\n"
+        "  return 0;\n}\n\n";
 
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   os << "int output_shapes(const void *, const thunder_tensor *inputs,\n"
@@ -519,6 +530,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
 
   out.files.push_back({spell.source, text});
   out.files.push_back({spell.supportHeader, kThunderCudaHeader});
+  out.files.push_back({spell.libsHeader, kThunderCudaLibsHeader});
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
   if (options.externalWeights) {
     out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile)});
@@ -589,12 +601,15 @@ std::string Emitter::createAndRun() {
         "int create(const char *path, void **state, char *error, size_t error_size) {\n"
         "  (void)path;\n"
         "  auto st = std::make_unique<State>();\n"
-        "  if (int rc = st->rt.init(kNumStreams, kNumEvents, kNeedsLt, kGraphs,\n"
+        "  if (int rc = st->rt.init(kNumStreams, kNumEvents, kNeedsLt, kNeedsDnn, kGraphs,\n"
         "                           reinterpret_cast<const void *>(&thunder_probe), kArchs,\n"
         "                           error, error_size))\n    return rc;\n"
         "  if (kNeedsLt && !st->rt.have_lt) {\n"
         "    snprintf(error, error_size, \"this model's GEMMs need cuBLASLt: %s\",\n"
-        "             st->rt.lt_missing.c_str());\n    return 1;\n  }\n";
+        "             st->rt.lt_missing.c_str());\n    return 1;\n  }\n"
+        "  if (kNeedsDnn && !st->rt.have_dnn) {\n"
+        "    snprintf(error, error_size, \"this model's convolutions need cuDNN: %s\",\n"
+        "             st->rt.dnn_missing.c_str());\n    return 1;\n  }\n";
   if (!options.externalWeights) {
     os << "  if (int rc = upload(*st, thunder_weights_blob, error, error_size))\n"
           "    return rc;\n";

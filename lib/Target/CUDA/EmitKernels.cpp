@@ -454,11 +454,22 @@ FailureOr<bool> Emitter::emitRowReduction(Unit &unit, FusionOp fusion,
 
 static bool isLtType(Type t) { return t.isF32() || t.isF64() || t.isF16() || t.isBF16(); }
 
-/// The im2col bytes a convolution needs (0 for grouped, 1x1 unit-stride
-/// unpadded, or non-cuBLASLt types), as a C expression.
+/// Whether a convolution goes through cuDNN: a type cuDNN has (cuBLASLt's
+/// four) and the same padding on both sides of every spatial dim (what its
+/// convolution descriptor holds).
+static bool usesDnn(Emitter &e, ConvolutionOp c) {
+  ArrayRef<int64_t> pad = c.getPadding();
+  for (size_t s = 0; s + 1 < pad.size(); s += 2)
+    if (pad[s] != pad[s + 1])
+      return false;
+  return isLtType(e.typeOf(c).getElementType());
+}
+
+/// The im2col bytes a convolution needs (0 for cuDNN's, grouped, 1x1
+/// unit-stride unpadded, or non-cuBLASLt types), as a C expression.
 static std::string convScratch(Emitter &e, ConvolutionOp c) {
   Type t = e.typeOf(c).getElementType();
-  if (c.getGroups() != 1 || !isLtType(t))
+  if (usesDnn(e, c) || c.getGroups() != 1 || !isLtType(t))
     return "0";
   bool pointwise = true;
   int spatial = e.rank(c) - 2;
@@ -601,7 +612,9 @@ LogicalResult Emitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
       })
       .Case([&](ConvolutionOp x) {
         int spatial = rank(x) - 2;
-        needsLt |= x.getGroups() == 1 && isLtType(typeOf(x).getElementType());
+        bool dnn = usesDnn(*this, x);
+        needsDnn |= dnn;
+        needsLt |= !dnn && x.getGroups() == 1 && isLtType(typeOf(x).getElementType());
         os << "    { Window w{" << spatial << ", {";
         for (int s = 0; s < 3; ++s)
           os << (s ? ", " : "") << (s < spatial ? dimExpr(x.getInput(), s + 2) : "1");
@@ -622,7 +635,7 @@ LogicalResult Emitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
         os << "}};\n      conv(c, " << name(x.getInput()) << ", " << name(x.getWeight()) << ", "
            << (x.getBias() ? name(x.getBias()) : "(const " + elem(x) + " *)nullptr") << ", "
            << name(x) << ", " << dimExpr(x.getInput(), 0) << ", " << dimExpr(x.getInput(), 1)
-           << ", " << dimExpr(x, 1) << ", " << x.getGroups() << ", w); }\n";
+           << ", " << dimExpr(x, 1) << ", " << x.getGroups() << ", w, " << b(dnn) << "); }\n";
         return success();
       })
       .Case<MaxPoolOp, AvgPoolOp>([&](auto p) {
@@ -806,7 +819,7 @@ bool Emitter::tryGemmEpilogue(Unit &unit, FusionOp fusion, llvm::raw_ostream &ho
   if (at != ops.size() || yield.getValues()[0] != current)
     return false;
   // The ops before the add must be the matmul and (only) the bias broadcast.
-  if (!bias && ops.size() > 1 + (relu || gelu))
+  if (!bias && ops.size() > size_t(1 + (relu || gelu)))
     return false;
   const char *epi = bias ? (relu ? "ReluBias" : gelu ? "GeluTanhBias" : "Bias")
                          : (relu ? "Relu" : gelu ? "GeluTanh" : "None");

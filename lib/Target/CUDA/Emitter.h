@@ -48,6 +48,7 @@ struct Spellings {
   const char *target;        ///< "cuda"
   const char *deviceEnum;    ///< THUNDER_DEVICE_CUDA
   const char *supportHeader; ///< thunder_cuda.cuh
+  const char *libsHeader;    ///< thunder_cuda_libs.cuh (includes supportHeader)
   const char *ns;            ///< the support header's namespace
   const char *source;        ///< model.cu
   const char *streamType;    ///< cudaStream_t
@@ -170,6 +171,7 @@ private:
   int64_t weightsHeaderBytes = 0;
   unsigned counter = 0;
   bool needsLt = false;
+  bool needsDnn = false; ///< a convolution goes through cuDNN
 };
 
 } // namespace thunder::gpu
