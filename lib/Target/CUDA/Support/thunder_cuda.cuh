@@ -943,9 +943,48 @@ void batch_norm(const Ctx &c, const T *in, const T *mean, const T *var, const T 
 // Pooling
 //===--------------------------------------------------------------------===//
 
+/// A pooling or convolution window over the trailing `spatial` dims.
 struct Window {
   int spatial;
   i64 in[3], out[3], kernel[3], stride[3], pad_lo[3], dilation[3];
+
+  /// Elements of one input plane, one output plane, and taps of the kernel.
+  __host__ __device__ i64 in_size() const { return product(in); }
+  __host__ __device__ i64 out_size() const { return product(out); }
+  __host__ __device__ i64 taps() const { return product(kernel); }
+
+  /// The output position of flat index `o` of an output plane.
+  __device__ void out_index(i64 o, i64 *oidx) const {
+    for (int s = spatial - 1; s >= 0; --s) {
+      oidx[s] = o % out[s];
+      o /= out[s];
+    }
+  }
+
+  /// The offset in an input plane that kernel tap `tap` (row-major over the
+  /// kernel) reads for output position `oidx`; false when it is padding.
+  __device__ bool tap_offset(const i64 *oidx, i64 tap, i64 &offset) const {
+    i64 off = 0, mul = 1;
+    bool inside = true;
+    for (int s = spatial - 1; s >= 0; --s) {
+      i64 ki = tap % kernel[s];
+      tap /= kernel[s];
+      i64 ii = oidx[s] * stride[s] - pad_lo[s] + ki * dilation[s];
+      inside = inside && ii >= 0 && ii < in[s];
+      off += ii * mul;
+      mul *= in[s];
+    }
+    offset = off;
+    return inside;
+  }
+
+private:
+  __host__ __device__ i64 product(const i64 *dims) const {
+    i64 n = 1;
+    for (int s = 0; s < spatial; ++s)
+      n *= dims[s];
+    return n;
+  }
 };
 
 template <class T>
@@ -954,20 +993,12 @@ __global__ void __launch_bounds__(kBlock)
                 bool is_max, bool count_include_pad, i64 pad_hi0, i64 pad_hi1, i64 pad_hi2) {
   using A = acc_t<T>;
   const i64 pad_hi[3] = {pad_hi0, pad_hi1, pad_hi2};
-  i64 in_size = 1, out_size = 1, kn = 1;
-  for (int s = 0; s < win.spatial; ++s) {
-    in_size *= win.in[s];
-    out_size *= win.out[s];
-    kn *= win.kernel[s];
-  }
+  const i64 in_size = win.in_size(), out_size = win.out_size(), kn = win.taps();
   i64 n = planes * out_size;
   for (i64 flat = thread_index(); flat < n; flat += grid_size()) {
     i64 p = flat / out_size, o = flat % out_size;
-    i64 oidx[3] = {0, 0, 0}, oflat = o;
-    for (int s = win.spatial - 1; s >= 0; --s) {
-      oidx[s] = oflat % win.out[s];
-      oflat /= win.out[s];
-    }
+    i64 oidx[3] = {0, 0, 0};
+    win.out_index(o, oidx);
     A acc = is_max ? lowest<A>() : A(0);
     bool nan = false;
     i64 count = 0, padded_count = 1;
@@ -977,17 +1008,8 @@ __global__ void __launch_bounds__(kBlock)
       padded_count *= end - start;
     }
     for (i64 kf = 0; kf < kn; ++kf) {
-      i64 rest = kf, off = 0, mul = 1;
-      bool inside = true;
-      for (int s = win.spatial - 1; s >= 0; --s) {
-        i64 ki = rest % win.kernel[s];
-        rest /= win.kernel[s];
-        i64 ii = oidx[s] * win.stride[s] - win.pad_lo[s] + ki * win.dilation[s];
-        inside = inside && ii >= 0 && ii < win.in[s];
-        off += ii * mul;
-        mul *= win.in[s];
-      }
-      if (!inside)
+      i64 off;
+      if (!win.tap_offset(oidx, kf, off))
         continue;
       A v = static_cast<A>(cv(in[p * in_size + off]));
       ++count;
@@ -1014,9 +1036,7 @@ __global__ void __launch_bounds__(kBlock)
 template <class T>
 void pool(const Ctx &c, const T *in, T *out, i64 planes, const Window &win, bool is_max,
           bool count_include_pad, const i64 *pad_hi) {
-  i64 out_size = 1;
-  for (int s = 0; s < win.spatial; ++s)
-    out_size *= win.out[s];
+  const i64 out_size = win.out_size();
   if (planes * out_size > 0)
     pool_kernel<T><<<grid_for(planes * out_size, kBlock, c), kBlock, 0, c.stream>>>(
         in, out, planes, win, is_max, count_include_pad, pad_hi[0], pad_hi[1], pad_hi[2]);

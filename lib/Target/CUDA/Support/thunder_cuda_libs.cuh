@@ -13,12 +13,32 @@
 
 #include "thunder_cuda.cuh"
 
+#include <initializer_list>
+
 namespace thunder_cuda {
 
 //===--------------------------------------------------------------------===//
 // cuBLASLt, loaded at create() (the subset of cublasLt.h Thunder uses; its C
 // ABI has been stable since CUDA 11)
 //===--------------------------------------------------------------------===//
+
+/// A shared library opened with dlopen (the first of several sonames found),
+/// whose symbols are read into function pointers: get(fn, "name"). The
+/// library stays loaded for the life of the process.
+struct Library {
+  void *lib = nullptr;
+  const char *missing = nullptr; ///< the first symbol not found
+  explicit Library(std::initializer_list<const char *> names) {
+    for (const char *name : names)
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+  }
+  template <class F> void operator()(F *&fn, const char *name) {
+    fn = reinterpret_cast<F *>(dlsym(lib, name));
+    if (!fn && !missing)
+      missing = name;
+  }
+};
 
 namespace lt_api {
 using Status = int;                       // cublasStatus_t
@@ -87,21 +107,12 @@ struct Lt {
 
   /// Loads libcublasLt; false (with a message) when it is missing.
   bool load(std::string &why) {
-    void *lib = nullptr;
-    for (const char *name : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"})
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-    if (!lib) {
+    Library get({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"});
+    if (!get.lib) {
       why = "libcublasLt.so.13 not found (install the CUDA toolkit's cuBLAS or the "
             "nvidia-cublas wheel and put its lib folder on LD_LIBRARY_PATH)";
       return false;
     }
-    const char *missing = nullptr;
-    auto get = [&](auto &fn, const char *name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      if (!fn && !missing)
-        missing = name;
-    };
     get(create, "cublasLtCreate");
     get(destroy, "cublasLtDestroy");
     get(descCreate, "cublasLtMatmulDescCreate");
@@ -115,8 +126,8 @@ struct Lt {
     get(prefSet, "cublasLtMatmulPreferenceSetAttribute");
     get(heuristic, "cublasLtMatmulAlgoGetHeuristic");
     get(matmul, "cublasLtMatmul");
-    if (missing) {
-      why = std::string("libcublasLt has no ") + missing;
+    if (get.missing) {
+      why = std::string("libcublasLt has no ") + get.missing;
       return false;
     }
     if (create(&handle) != 0) {
@@ -388,21 +399,12 @@ struct Dnn {
 
   /// Loads libcudnn (9.x); false (with a message) when it is missing.
   bool load(std::string &why) {
-    void *lib = nullptr;
-    for (const char *name : {"libcudnn.so.9", "libcudnn.so"})
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-    if (!lib) {
+    Library get({"libcudnn.so.9", "libcudnn.so"});
+    if (!get.lib) {
       why = "libcudnn.so.9 not found (install cuDNN 9 or the nvidia-cudnn-cu13 wheel and put "
             "its lib folder on LD_LIBRARY_PATH)";
       return false;
     }
-    const char *missing = nullptr;
-    auto get = [&](auto &fn, const char *name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      if (!fn && !missing)
-        missing = name;
-    };
     get(version, "cudnnGetVersion");
     get(errorString, "cudnnGetErrorString");
     get(create, "cudnnCreate");
@@ -423,8 +425,8 @@ struct Dnn {
     get(find, "cudnnFindConvolutionForwardAlgorithmEx");
     get(workspaceSize, "cudnnGetConvolutionForwardWorkspaceSize");
     get(forward, "cudnnConvolutionForward");
-    if (missing) {
-      why = std::string("libcudnn has no ") + missing;
+    if (get.missing) {
+      why = std::string("libcudnn has no ") + get.missing;
       return false;
     }
     if (size_t v = version(); v < 90000 || v >= 100000) {
@@ -592,30 +594,16 @@ bool dnn_conv(const Ctx &c, const T *in, const T *w, T *out, i64 batch, i64 cin,
 template <class T>
 __global__ void __launch_bounds__(kBlock)
     im2col_kernel(const T *__restrict__ in, T *__restrict__ cols, i64 batch, i64 cin, Window win) {
-  i64 in_size = 1, out_size = 1, kk = 1;
-  for (int s = 0; s < win.spatial; ++s) {
-    in_size *= win.in[s];
-    out_size *= win.out[s];
-    kk *= win.kernel[s];
-  }
+  const i64 in_size = win.in_size(), out_size = win.out_size(), kk = win.taps();
   i64 n = batch * cin * kk * out_size;
   for (i64 flat = thread_index(); flat < n; flat += grid_size()) {
     i64 o = flat % out_size, rest = flat / out_size;
     i64 kf = rest % kk;
     rest /= kk;
     i64 ch = rest % cin, b = rest / cin;
-    i64 off = 0, mul = 1;
-    bool inside = true;
-    i64 orest = o, krest = kf;
-    for (int s = win.spatial - 1; s >= 0; --s) {
-      i64 oi = orest % win.out[s], ki = krest % win.kernel[s];
-      orest /= win.out[s];
-      krest /= win.kernel[s];
-      i64 ii = oi * win.stride[s] - win.pad_lo[s] + ki * win.dilation[s];
-      inside = inside && ii >= 0 && ii < win.in[s];
-      off += ii * mul;
-      mul *= win.in[s];
-    }
+    i64 oidx[3] = {0, 0, 0}, off;
+    win.out_index(o, oidx);
+    bool inside = win.tap_offset(oidx, kf, off);
     cols[flat] = inside ? in[(b * cin + ch) * in_size + off] : T(0.0f);
   }
 }
@@ -625,39 +613,22 @@ __global__ void __launch_bounds__(kBlock)
     conv_direct_kernel(const T *__restrict__ in, const T *__restrict__ w, const T *__restrict__ bias,
                        T *__restrict__ out, i64 batch, i64 cin, i64 cout, i64 groups, Window win) {
   using A = acc_t<T>;
-  i64 in_size = 1, out_size = 1, kk = 1;
-  for (int s = 0; s < win.spatial; ++s) {
-    in_size *= win.in[s];
-    out_size *= win.out[s];
-    kk *= win.kernel[s];
-  }
+  const i64 in_size = win.in_size(), out_size = win.out_size(), kk = win.taps();
   i64 cin_g = cin / groups, cout_g = cout / groups;
   i64 n = batch * cout * out_size;
   for (i64 flat = thread_index(); flat < n; flat += grid_size()) {
     i64 o = flat % out_size, rest = flat / out_size;
     i64 oc = rest % cout, b = rest / cout;
     i64 g = oc / cout_g;
-    i64 oidx[3] = {0, 0, 0}, orest = o;
-    for (int s = win.spatial - 1; s >= 0; --s) {
-      oidx[s] = orest % win.out[s];
-      orest /= win.out[s];
-    }
+    i64 oidx[3] = {0, 0, 0};
+    win.out_index(o, oidx);
     A acc = bias ? static_cast<A>(cv(bias[oc])) : A(0);
     for (i64 ic = 0; ic < cin_g; ++ic) {
       const T *x = in + (b * cin + g * cin_g + ic) * in_size;
       const T *wk = w + (oc * cin_g + ic) * kk;
       for (i64 kf = 0; kf < kk; ++kf) {
-        i64 krest = kf, off = 0, mul = 1;
-        bool inside = true;
-        for (int s = win.spatial - 1; s >= 0; --s) {
-          i64 ki = krest % win.kernel[s];
-          krest /= win.kernel[s];
-          i64 ii = oidx[s] * win.stride[s] - win.pad_lo[s] + ki * win.dilation[s];
-          inside = inside && ii >= 0 && ii < win.in[s];
-          off += ii * mul;
-          mul *= win.in[s];
-        }
-        if (inside)
+        i64 off;
+        if (win.tap_offset(oidx, kf, off))
           acc += static_cast<A>(cv(x[off])) * static_cast<A>(cv(wk[kf]));
       }
     }
@@ -681,14 +652,10 @@ inline i64 conv_scratch_bytes(i64 elem_bytes, i64 batch, i64 cin, i64 groups, co
   if (groups != 1)
     return 0;
   bool pointwise = true;
-  i64 out_size = 1, kk = 1;
-  for (int s = 0; s < w.spatial; ++s) {
+  for (int s = 0; s < w.spatial; ++s)
     pointwise = pointwise && w.kernel[s] == 1 && w.stride[s] == 1 && w.pad_lo[s] == 0 &&
                 w.out[s] == w.in[s];
-    out_size *= w.out[s];
-    kk *= w.kernel[s];
-  }
-  return pointwise ? 0 : (batch * cin * kk * out_size * elem_bytes + 255) / 256 * 256;
+  return pointwise ? 0 : (batch * cin * w.taps() * w.out_size() * elem_bytes + 255) / 256 * 256;
 }
 
 /// out = conv(in, w) (+ bias per output channel). Through cuDNN when the
@@ -698,12 +665,7 @@ inline i64 conv_scratch_bytes(i64 elem_bytes, i64 batch, i64 cin, i64 groups, co
 template <class T>
 void conv(const Ctx &c, const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
           i64 cout, i64 groups, const Window &win, bool symmetric) {
-  i64 in_size = 1, out_size = 1, kk = 1;
-  for (int s = 0; s < win.spatial; ++s) {
-    in_size *= win.in[s];
-    out_size *= win.out[s];
-    kk *= win.kernel[s];
-  }
+  const i64 in_size = win.in_size(), out_size = win.out_size(), kk = win.taps();
   i64 total = batch * cout * out_size;
   if (total == 0)
     return;
