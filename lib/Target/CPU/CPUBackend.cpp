@@ -38,119 +38,6 @@ namespace {
 
 namespace thunder::cpu {
 
-
-/// The C++ storage type of an element type.
-FailureOr<std::string> cppType(Type t) {
-  if (t.isF32()) return std::string("float");
-  if (t.isF64()) return std::string("double");
-  if (t.isF16()) return std::string("f16");
-  if (t.isBF16()) return std::string("bf16");
-  if (t.isFloat8E4M3FN()) return std::string("f8e4m3fn");
-  if (t.isFloat8E5M2()) return std::string("f8e5m2");
-  if (t.isInteger(1)) return std::string("bool");
-  if (t.isInteger(8)) return std::string("int8_t");
-  if (t.isInteger(32)) return std::string("int32_t");
-  if (t.isInteger(64)) return std::string("int64_t");
-  return failure();
-}
-
-/// thunder_dtype of thunder-c/artifact.h.
-int dtypeCode(Type t) {
-  if (t.isInteger(1)) return 0;
-  if (t.isInteger(8)) return 1;
-  if (t.isInteger(32)) return 2;
-  if (t.isInteger(64)) return 3;
-  if (t.isFloat8E4M3FN()) return 4;
-  if (t.isFloat8E5M2()) return 5;
-  if (t.isF16()) return 6;
-  if (t.isBF16()) return 7;
-  if (t.isF32()) return 8;
-  return 9;
-}
-
-/// The safetensors dtype name.
-std::string safetensorsDtype(Type t) {
-  if (t.isInteger(1)) return "BOOL";
-  if (t.isInteger(8)) return "I8";
-  if (t.isInteger(32)) return "I32";
-  if (t.isInteger(64)) return "I64";
-  if (t.isFloat8E4M3FN()) return "F8_E4M3";
-  if (t.isFloat8E5M2()) return "F8_E5M2";
-  if (t.isF16()) return "F16";
-  if (t.isBF16()) return "BF16";
-  if (t.isF32()) return "F32";
-  return "F64";
-}
-
-int64_t elementBytes(Type t) {
-  return t.isInteger(1) ? 1 : (t.getIntOrFloatBitWidth() + 7) / 8;
-}
-
-std::string cppString(llvm::StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-/// The user's source line of an op, for comments.
-std::string sourceOf(Location loc) {
-  std::string text;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = (file.getFilename().getValue() + ":" + llvm::Twine(file.getLine())).str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return text;
-}
-
-void Emitter::emitSymbols(llvm::raw_ostream &os) {
-  os << "/// Sizes of the dynamic dims (ShapePlan), from the inputs' shapes.\n"
-        "static void compute_symbols(const thunder_tensor *inputs, int64_t *sym) {\n"
-        "  (void)inputs; (void)sym;\n";
-  auto dimOf = [&](Value v, unsigned d) { return dimExpr(v, d); };
-  for (auto [i, def] : llvm::enumerate(plan.symbols())) {
-    os << "  sym[" << i << "] = ";
-    switch (def.kind) {
-    case SymbolDef::Kind::ArgDim:
-      os << "inputs[" << def.arg << "].shape[" << def.dim << "]";
-      break;
-    case SymbolDef::Kind::NumelQuotient: {
-      os << "(int64_t(1)";
-      for (unsigned d = 0; d < typeOf(def.value).getRank(); ++d)
-        os << " * " << dimOf(def.value, d);
-      os << ") / " << def.divisor << "LL";
-      break;
-    }
-    case SymbolDef::Kind::Sum:
-      os << def.constant << "LL";
-      for (auto &[v, d] : def.terms)
-        os << " + " << dimOf(v, d);
-      break;
-    case SymbolDef::Kind::Window:
-      os << "window_size(" << dimOf(def.value, def.dim) << ", " << def.kernel
-         << ", " << def.stride << ", " << def.padLo << ", " << def.padHi << ", "
-         << def.dilation << ", " << (def.ceilMode ? "true" : "false") << ")";
-      break;
-    case SymbolDef::Kind::Slice:
-      os << "std::max<int64_t>(0, (" << dimOf(def.value, def.dim) << " - "
-         << def.start << " + " << def.step - 1 << ") / " << def.step << ")";
-      break;
-    }
-    os << ";\n";
-  }
-  os << "}\n\n";
-}
-
 LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
   auto type = cast<RankedTensorType>(op.getType());
   Type element = type.getElementType();
@@ -205,32 +92,7 @@ LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
   return success();
 }
 
-/// The weights as a .safetensors file: an 8-byte header length, the JSON
-/// header (padded so the data starts 64-byte aligned), then the blob.
-std::string Emitter::safetensorsFile(int64_t *headerBytes) {
-  std::string header;
-  llvm::raw_string_ostream os(header);
-  os << "{\"__metadata__\":{\"format\":\"thunder\",\"model\":"
-     << cppString(options.modelName) << "}";
-  for (const BlobEntry &e : blobEntries) {
-    os << "," << cppString(e.name) << ":{\"dtype\":\"" << e.dtype
-       << "\",\"shape\":[";
-    for (auto [i, d] : llvm::enumerate(e.shape))
-      os << (i ? "," : "") << d;
-    os << "],\"data_offsets\":[" << e.begin << "," << e.end << "]}";
-  }
-  os << "}";
-  while ((8 + header.size()) % 64)
-    header.push_back(' ');
-  *headerBytes = header.size();
-  std::string file(8, '\0');
-  uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i)
-    file[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return file + header + blob;
-}
-
-/// The C++ expression of an elementwise op over compute-typed `a`, `b`, `c`.
+/// The shape array of every input and of every value outside kernels.
 void Emitter::emitShapes(llvm::raw_ostream &os) {
   auto emitShape = [&](Value v) {
     auto dimsOf = plan.dims(v);
@@ -444,7 +306,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "  int64_t out = (span + (ceil_mode ? s - 1 : 0)) / s + 1;\n"
      << "  if (ceil_mode && (out - 1) * s >= in + lo) --out;\n"
      << "  return out;\n}\n\n";
-  emitSymbols(os);
+  codegen::emitComputeSymbols(os, plan, [&](Value v, unsigned d) { return dimExpr(v, d); });
 
   emitLayout(os);
 
@@ -460,7 +322,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     os << "  const " << elem(arg) << " *" << name(arg) << " = static_cast<const "
        << elem(arg) << " *>(inputs[" << arg.getArgNumber() << "].data);\n";
   emitPlacements(os);
-  for (auto &[v, b] : blobOffsets)
+  for (auto &[v, b] : codegen::inBlobOrder(blobOffsets, [&](Value v) { return name(v); }))
     os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
        << elem(v) << " *>(weights + " << b << ");\n";
   for (auto r : func.getBody().front().getOps<ReshapeOp>())
@@ -502,7 +364,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
   // The weights file first: the entry's create() checks its exact size.
   std::string weightsFile;
   if (options.externalWeights)
-    weightsFile = safetensorsFile(&weightsHeaderBytes);
+    weightsFile = codegen::safetensorsFile(options.modelName, blobEntries, blob,
+                                           &weightsHeaderBytes);
   emitEntry(os);
 
   out.files.push_back({"model.cpp", text});
@@ -599,84 +462,10 @@ int run(const void *state, const thunder_tensor *inputs,
 }
 
 void Emitter::emitEntry(llvm::raw_ostream &os) {
-  auto ranges = func->getAttrOfType<DictionaryAttr>("thunder.symbol_ranges");
-  auto describe = [&](llvm::StringRef prefix, unsigned i, Value v,
-                      std::string tensorName, ArrayAttr symbols) {
-    auto type = typeOf(v);
-    std::string p = prefix.str() + std::to_string(i);
-    SmallVector<int64_t> shapeV, minV, maxV;
-    std::vector<std::string> syms;
-    for (unsigned d = 0; d < type.getRank(); ++d) {
-      std::string sym;
-      if (symbols && d < symbols.size())
-        if (auto s = dyn_cast<StringAttr>(symbols[d]))
-          sym = s.getValue().str();
-      int64_t lo = type.getDimSize(d), hi = type.getDimSize(d);
-      if (type.isDynamicDim(d)) {
-        lo = 0;
-        hi = -1;
-        if (ranges && !sym.empty())
-          if (auto r = ranges.getAs<DenseI64ArrayAttr>(sym); r && r.size() == 2) {
-            lo = std::max<int64_t>(0, r[0]);
-            hi = r[1];
-          }
-      }
-      shapeV.push_back(type.isDynamicDim(d) ? -1 : type.getDimSize(d));
-      minV.push_back(lo);
-      maxV.push_back(hi);
-      syms.push_back(sym);
-    }
-    os << "const int64_t " << p << "_shape[] = " << i64List(shapeV) << ";\n"
-       << "const int64_t " << p << "_min[] = " << i64List(minV) << ";\n"
-       << "const int64_t " << p << "_max[] = " << i64List(maxV) << ";\n"
-       << "const char *const " << p << "_syms[] = {";
-    for (auto [k, s] : llvm::enumerate(syms))
-      os << (k ? ", " : "") << cppString(s);
-    os << (syms.empty() ? "\"\"" : "") << "};\n";
-    return llvm::formatv("{{{0}, {1}, {2}, {3}_shape, {3}_min, {3}_max, {3}_syms}",
-                         cppString(tensorName), dtypeCode(type.getElementType()),
-                         type.getRank(), p)
-        .str();
-  };
-  std::vector<std::string> inputs, outputs;
-  for (BlockArgument arg : func.getArguments()) {
-    std::string argName = "input_" + std::to_string(arg.getArgNumber());
-    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "thunder.name"))
-      argName = n.getValue().str();
-    inputs.push_back(describe("in", arg.getArgNumber(), arg, argName,
-                              func.getArgAttrOfType<ArrayAttr>(
-                                  arg.getArgNumber(), "thunder.dim_symbols")));
-  }
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    // The importer names the symbols of the outputs' dynamic dims on their
-    // producers.
-    ArrayAttr symbols;
-    if (Operation *producer = v.getDefiningOp())
-      symbols = producer->getAttrOfType<ArrayAttr>("thunder.dim_symbols");
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      symbols = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
-                                                 "thunder.dim_symbols");
-    outputs.push_back(
-        describe("out", i, v, "output_" + std::to_string(i), symbols));
-  }
-  os << "const thunder_tensor_desc kInputs[] = {" << llvm::join(inputs, ", ")
-     << (inputs.empty() ? "{}" : "") << "};\n"
-     << "const thunder_tensor_desc kOutputs[] = {" << llvm::join(outputs, ", ")
-     << "};\n\n"
-     << createAndRun()
-     << "} // namespace\n\n"
-        "extern \"C\" __attribute__((visibility(\"default\")))\n"
-        "const thunder_model_v1 *thunder_model_entry_v1(void) {\n"
-        "  static const thunder_model_v1 table = {\n"
-        "      THUNDER_ABI_VERSION, sizeof(thunder_model_v1), "
-     << cppString(options.modelName) << ", \"cpu\", THUNDER_DEVICE_CPU,\n      "
-     << inputs.size() << ", " << outputs.size()
-     << ", kInputs, kOutputs, "
-     << cppString(options.externalWeights ? options.modelName + ".safetensors" : "")
-     << ",\n"
-        "      create, destroy, output_shapes, workspace_bytes, run};\n"
-        "  return &table;\n}\n";
+  codegen::emitTensorDescs(os, func);
+  os << createAndRun() << "} // namespace\n\n";
+  codegen::emitEntryTable(os, func, options.modelName, "cpu", "THUNDER_DEVICE_CPU",
+                          options.externalWeights ? options.modelName + ".safetensors" : "");
 }
 
 } // namespace thunder::cpu

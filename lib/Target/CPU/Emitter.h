@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
 #include "llvm/ADT/DenseMap.h"
@@ -46,19 +47,15 @@ using mlir::Value;
 using llvm::ArrayRef;
 using llvm::SmallVector;
 
-/// The C++ storage type of an element type ("float", "bf16", ...).
-FailureOr<std::string> cppType(Type t);
-/// thunder_dtype of thunder-c/artifact.h.
-int dtypeCode(Type t);
-/// The safetensors dtype name ("F32", ...).
-std::string safetensorsDtype(Type t);
-/// Bytes per element (i1 is one byte).
-int64_t elementBytes(Type t);
-/// A C++ string literal.
-std::string cppString(llvm::StringRef s);
+// The C-family spellings every backend shares (ArtifactSource.h).
+using ::thunder::codegen::cppString;
+using ::thunder::codegen::cppType;
 using ::thunder::codegen::doubleLiteral;
-/// "file.py:12" of an op's location, or "".
-std::string sourceOf(mlir::Location loc);
+using ::thunder::codegen::dtypeCode;
+using ::thunder::codegen::elementBytes;
+using ::thunder::codegen::i64List;
+using ::thunder::codegen::safetensorsDtype;
+using ::thunder::codegen::sourceOf;
 
 class Emitter {
 public:
@@ -88,14 +85,7 @@ private:
     return dim.isDynamic() ? "sym[" + std::to_string(dim.symbol) + "]"
                            : std::to_string(dim.size) + "LL";
   }
-  std::string i64List(ArrayRef<int64_t> values) {
-    std::string s = "{";
-    for (auto [i, v] : llvm::enumerate(values))
-      s += (i ? ", " : "") + std::to_string(v) + "LL";
-    return s + (values.empty() ? "0}" : "}");
-  }
 
-  void emitSymbols(llvm::raw_ostream &os);
   void emitShapes(llvm::raw_ostream &os);
   LogicalResult emitConstant(ConstantOp op, llvm::raw_ostream &os);
   LogicalResult emitOp(Operation *op, llvm::raw_ostream &os);
@@ -143,14 +133,8 @@ private:
   /// The weights blob and each constant's offset in it.
   std::string blob;
   llvm::DenseMap<Value, uint64_t> blobOffsets;
-  /// safetensors entries: name, dtype, shape, begin, end.
-  struct BlobEntry {
-    std::string name, dtype;
-    SmallVector<int64_t> shape;
-    uint64_t begin, end;
-  };
-  std::vector<BlobEntry> blobEntries;
-  std::string safetensorsFile(int64_t *headerBytes);
+  /// The blob's safetensors entries (--external-weights).
+  std::vector<codegen::WeightEntry> blobEntries;
 };
 
 } // namespace thunder::cpu

@@ -34,13 +34,6 @@ namespace {
 
 namespace thunder::gpu {
 
-using cpu::cppString;
-using cpu::cppType;
-using codegen::doubleLiteral;
-using cpu::dtypeCode;
-using cpu::elementBytes;
-using cpu::safetensorsDtype;
-
 const Spellings &cudaSpellings() {
   static const Spellings s{"cuda",
                            "THUNDER_DEVICE_CUDA",
@@ -85,46 +78,6 @@ std::string Emitter::numelExpr(Value v) {
 std::string Emitter::bytesExpr(Value v) {
   return "uint64_t(" + numelExpr(v) + ") * " +
          std::to_string(elementBytes(typeOf(v).getElementType())) + "ULL";
-}
-
-std::string Emitter::i64List(ArrayRef<int64_t> values) {
-  std::string s = "{";
-  for (auto [i, v] : llvm::enumerate(values))
-    s += (i ? ", " : "") + std::to_string(v) + "LL";
-  return s + (values.empty() ? "0}" : "}");
-}
-
-void Emitter::emitSymbols(llvm::raw_ostream &os) {
-  os << "/// Sizes of the dynamic dims (ShapePlan), from the inputs' shapes.\n"
-        "static void compute_symbols(const thunder_tensor *inputs, int64_t *sym) {\n"
-        "  (void)inputs; (void)sym;\n";
-  for (auto [i, def] : llvm::enumerate(plan.symbols())) {
-    os << "  sym[" << i << "] = ";
-    switch (def.kind) {
-    case SymbolDef::Kind::ArgDim:
-      os << "inputs[" << def.arg << "].shape[" << def.dim << "]";
-      break;
-    case SymbolDef::Kind::NumelQuotient:
-      os << "(" << numelExpr(def.value) << ") / " << def.divisor << "LL";
-      break;
-    case SymbolDef::Kind::Sum:
-      os << def.constant << "LL";
-      for (auto &[v, d] : def.terms)
-        os << " + " << dimExpr(v, d);
-      break;
-    case SymbolDef::Kind::Window:
-      os << "window_size(" << dimExpr(def.value, def.dim) << ", " << def.kernel << ", "
-         << def.stride << ", " << def.padLo << ", " << def.padHi << ", " << def.dilation
-         << ", " << (def.ceilMode ? "true" : "false") << ")";
-      break;
-    case SymbolDef::Kind::Slice:
-      os << "std::max<int64_t>(0, (" << dimExpr(def.value, def.dim) << " - " << def.start
-         << " + " << def.step - 1 << ") / " << def.step << ")";
-      break;
-    }
-    os << ";\n";
-  }
-  os << "}\n\n";
 }
 
 void Emitter::emitShapes(llvm::raw_ostream &os) {
@@ -409,7 +362,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "/// A kernel of this library: whether it can run tells whether the library\n"
      << "/// holds code for the device.\n"
      << "__global__ void thunder_probe() {}\n\n";
-  emitSymbols(os);
+  codegen::emitComputeSymbols(os, plan, [&](Value v, unsigned d) { return dimExpr(v, d); });
 
   // The workspace: the arena, then per stream a library workspace and the
   // scratch its kernels need (im2col, temporaries of regions run op by op).
@@ -492,7 +445,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     else
       os << "reinterpret_cast<" << elem(s.value) << " *>(ws + L.off[" << i << "]);\n";
   }
-  for (auto &[v, b] : blobOffsets)
+  for (auto &[v, b] : codegen::inBlobOrder(blobOffsets, [&](Value v) { return name(v); }))
     os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const " << elem(v)
        << " *>(W + " << b << ");\n";
   func.walk([&](ReshapeOp r) {
@@ -525,7 +478,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
         "  return L.total;\n}\n\n";
   std::string weightsFile;
   if (options.externalWeights)
-    weightsFile = safetensorsFile(&weightsHeaderBytes);
+    weightsFile = codegen::safetensorsFile(options.modelName, blobEntries, blob,
+                                           &weightsHeaderBytes);
   emitEntry(os);
 
   out.files.push_back({spell.source, text});
@@ -550,28 +504,6 @@ LogicalResult Emitter::run(EmittedSources &out) {
                        "    \"\\t.incbin \\\"\" THUNDER_WEIGHTS_BIN \"\\\"\\n\\t.byte 0\\n\\t.previous\\n\");\n"});
   out.compileUnits = {spell.source, "weights.cpp"};
   return success();
-}
-
-std::string Emitter::safetensorsFile(int64_t *headerBytes) {
-  std::string header;
-  llvm::raw_string_ostream os(header);
-  os << "{\"__metadata__\":{\"format\":\"thunder\",\"model\":" << cppString(options.modelName)
-     << "}";
-  for (const BlobEntry &e : blobEntries) {
-    os << "," << cppString(e.name) << ":{\"dtype\":\"" << e.dtype << "\",\"shape\":[";
-    for (auto [i, d] : llvm::enumerate(e.shape))
-      os << (i ? "," : "") << d;
-    os << "],\"data_offsets\":[" << e.begin << "," << e.end << "]}";
-  }
-  os << "}";
-  while ((8 + header.size()) % 64)
-    header.push_back(' ');
-  *headerBytes = header.size();
-  std::string file(8, '\0');
-  uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i)
-    file[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return file + header + blob;
 }
 
 /// create(): the runtime (device checks, streams, cuBLASLt), the weights in
@@ -687,77 +619,10 @@ std::string Emitter::createAndRun() {
 }
 
 void Emitter::emitEntry(llvm::raw_ostream &os) {
-  auto ranges = func->getAttrOfType<DictionaryAttr>("thunder.symbol_ranges");
-  auto describe = [&](llvm::StringRef prefix, unsigned i, Value v, std::string tensorName,
-                      ArrayAttr symbols) {
-    auto type = typeOf(v);
-    std::string p = prefix.str() + std::to_string(i);
-    SmallVector<int64_t> shapeV, minV, maxV;
-    std::vector<std::string> syms;
-    for (unsigned d = 0; d < type.getRank(); ++d) {
-      std::string sym;
-      if (symbols && d < symbols.size())
-        if (auto s = dyn_cast<StringAttr>(symbols[d]))
-          sym = s.getValue().str();
-      int64_t lo = type.getDimSize(d), hi = type.getDimSize(d);
-      if (type.isDynamicDim(d)) {
-        lo = 0;
-        hi = -1;
-        if (ranges && !sym.empty())
-          if (auto r = ranges.getAs<DenseI64ArrayAttr>(sym); r && r.size() == 2) {
-            lo = std::max<int64_t>(0, r[0]);
-            hi = r[1];
-          }
-      }
-      shapeV.push_back(type.isDynamicDim(d) ? -1 : type.getDimSize(d));
-      minV.push_back(lo);
-      maxV.push_back(hi);
-      syms.push_back(sym);
-    }
-    os << "const int64_t " << p << "_shape[] = " << i64List(shapeV) << ";\n"
-       << "const int64_t " << p << "_min[] = " << i64List(minV) << ";\n"
-       << "const int64_t " << p << "_max[] = " << i64List(maxV) << ";\n"
-       << "const char *const " << p << "_syms[] = {";
-    for (auto [k, s] : llvm::enumerate(syms))
-      os << (k ? ", " : "") << cppString(s);
-    os << (syms.empty() ? "\"\"" : "") << "};\n";
-    return llvm::formatv("{{{0}, {1}, {2}, {3}_shape, {3}_min, {3}_max, {3}_syms}",
-                         cppString(tensorName), dtypeCode(type.getElementType()),
-                         type.getRank(), p)
-        .str();
-  };
-  std::vector<std::string> inputs, outputs;
-  for (BlockArgument arg : func.getArguments()) {
-    std::string argName = "input_" + std::to_string(arg.getArgNumber());
-    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "thunder.name"))
-      argName = n.getValue().str();
-    inputs.push_back(describe(
-        "in", arg.getArgNumber(), arg, argName,
-        func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "thunder.dim_symbols")));
-  }
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    ArrayAttr symbols;
-    if (Operation *producer = v.getDefiningOp())
-      symbols = producer->getAttrOfType<ArrayAttr>("thunder.dim_symbols");
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      symbols = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "thunder.dim_symbols");
-    outputs.push_back(describe("out", i, v, "output_" + std::to_string(i), symbols));
-  }
-  os << "const thunder_tensor_desc kInputs[] = {" << llvm::join(inputs, ", ")
-     << (inputs.empty() ? "{}" : "") << "};\n"
-     << "const thunder_tensor_desc kOutputs[] = {" << llvm::join(outputs, ", ") << "};\n\n"
-     << createAndRun() << "} // namespace\n\n"
-     << "extern \"C\" __attribute__((visibility(\"default\")))\n"
-        "const thunder_model_v1 *thunder_model_entry_v1(void) {\n"
-        "  static const thunder_model_v1 table = {\n"
-        "      THUNDER_ABI_VERSION, sizeof(thunder_model_v1), "
-     << cppString(options.modelName) << ", " << cppString(spell.target) << ", "
-     << spell.deviceEnum << ",\n      " << inputs.size() << ", " << outputs.size()
-     << ", kInputs, kOutputs, "
-     << cppString(options.externalWeights ? options.modelName + ".safetensors" : "")
-     << ",\n      create, destroy, output_shapes, workspace_bytes, run};\n"
-        "  return &table;\n}\n";
+  codegen::emitTensorDescs(os, func);
+  os << createAndRun() << "} // namespace\n\n";
+  codegen::emitEntryTable(os, func, options.modelName, spell.target, spell.deviceEnum,
+                          options.externalWeights ? options.modelName + ".safetensors" : "");
 }
 
 } // namespace thunder::gpu

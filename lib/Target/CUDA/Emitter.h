@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/FusedBody.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
@@ -37,6 +38,15 @@ using mlir::Operation;
 using mlir::RankedTensorType;
 using mlir::Type;
 using mlir::Value;
+// The C-family spellings every backend shares (ArtifactSource.h).
+using ::thunder::codegen::cppString;
+using ::thunder::codegen::cppType;
+using ::thunder::codegen::doubleLiteral;
+using ::thunder::codegen::dtypeCode;
+using ::thunder::codegen::elementBytes;
+using ::thunder::codegen::i64List;
+using ::thunder::codegen::safetensorsDtype;
+using ::thunder::codegen::sourceOf;
 
 /// The largest rank the generated index arithmetic handles (the support
 /// header's kMaxRank).
@@ -89,7 +99,6 @@ public:
   std::string dimExpr(Value v, unsigned d);
   /// The dim inside a kernel (static literal or S.s[k]).
   std::string kernelDim(Value v, unsigned d);
-  std::string i64List(ArrayRef<int64_t> values);
 
   /// Emits the kernel (to `device`) and the launch (to `host`) of a unit.
   LogicalResult emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw_ostream &host);
@@ -127,13 +136,11 @@ private:
   std::vector<Value> regionTemps(mlir::thunder::FusionOp fusion);
   void emitComment(Operation *op, llvm::raw_ostream &os, llvm::StringRef indent);
 
-  void emitSymbols(llvm::raw_ostream &os);
   void emitShapes(llvm::raw_ostream &os);
   LogicalResult collectConstants();
   LogicalResult planStorage();
   void emitEntry(llvm::raw_ostream &os);
   std::string createAndRun();
-  std::string safetensorsFile(int64_t *headerBytes);
 
   func::FuncOp func;
   const ShapePlan &plan;
@@ -162,12 +169,7 @@ private:
   uint64_t deviceBytes = 0;
   llvm::DenseMap<Value, uint64_t> blobOffsets;
   std::vector<std::tuple<Value, uint64_t, std::string>> splats;
-  struct BlobEntry {
-    std::string name, dtype;
-    SmallVector<int64_t> shape;
-    uint64_t begin, end;
-  };
-  std::vector<BlobEntry> blobEntries;
+  std::vector<codegen::WeightEntry> blobEntries; ///< --external-weights
   int64_t weightsHeaderBytes = 0;
   unsigned counter = 0;
   bool needsLt = false;

@@ -234,6 +234,12 @@ bool lt_gemm(const Ctx &c, bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i6
         }
         lt->prefDestroy(pref);
       }
+      if (!p.ok)
+        fprintf(stderr,
+                "thunder: cuBLASLt has no algorithm for a %lldx%lldx%lld GEMM (batch %lld) "
+                "within the %zu-byte workspace; running Thunder's own kernel\n",
+                (long long)m, (long long)n, (long long)k, (long long)batch,
+                c.lib_workspace_bytes);
     }
     if (!p.ok)
       return false;
@@ -583,7 +589,6 @@ bool dnn_conv(const Ctx &c, const T *in, const T *w, T *out, i64 batch, i64 cin,
     *c.error = 2000 + s;
   return true;
 }
-
 
 //===--------------------------------------------------------------------===//
 // Convolution: cuDNN; im2col + GEMM or a direct kernel where it cannot
