@@ -6,7 +6,8 @@
 // (Common/FusedBody.h): 16-byte vector loads and stores for the inputs read
 // in the output's order, index arithmetic for the others, a scalar loop for
 // the tail. A reduction region over trailing dims is one row kernel: a block
-// per row, a pass and a block reduction per reduction, then the outputs. A
+// per row, a pass and a block reduction per reduction, then the outputs; a
+// row input read by several passes is kept in shared memory when it fits. A
 // region around one library op (GEMM, convolution, attention, a
 // normalization...) calls the support header for it and runs its pointwise
 // epilogue as one generated kernel after it, or in cuBLASLt's epilogue when
@@ -70,8 +71,9 @@ void Emitter::emitComment(Operation *op, llvm::raw_ostream &os, llvm::StringRef 
 codegen::BodyContext Emitter::bodyContext(llvm::StringRef innerVar) {
   codegen::BodyContext ctx;
   ctx.dim = [this](Value v, unsigned d) { return kernelDim(v, d); };
-  // Every value a kernel reads from memory is bound to a pointer
-  // (BodyEmitter::bindMemory); region inputs are no exception.
+  // Pointwise kernels bind every value they read from memory to a pointer
+  // (BodyEmitter::bindMemory), region inputs included; the row kernel reads
+  // region inputs through its own `load` (its row cache).
   ctx.load = [](unsigned arg, const std::string &offset) {
     return "in" + std::to_string(arg) + "[" + offset + "]";
   };
@@ -328,9 +330,26 @@ FailureOr<bool> Emitter::emitRowReduction(Unit &unit, FusionOp fusion,
     if (!isFull(v) && !isRow(v))
       return false;
 
-  codegen::BodyEmitter body(bodyContext("inner_j"));
-  for (BlockArgument arg : block.getArguments())
-    body.bindMemory(arg, "in" + std::to_string(arg.getArgNumber()));
+  // The row cache: an input read at the row's flat position in more than
+  // one pass is kept in dynamic shared memory (when it fits, decided at
+  // launch) by the first pass that reads it, and read from there by the
+  // later ones. The offset alone decides: every read at it is element
+  // `inner_j` of this row's `inner` elements, whatever the input's shape (a
+  // full-shape input, or one reshaped to it like attention's scores).
+  // Whether an input is read again is known only once every pass is
+  // emitted, so such reads are emitted as markers ("@fill:k@" for the
+  // first, "@read:k@" for the others) and replaced at the end. Region inputs
+  // are therefore read through the context's `load`, not bound to memory.
+  const std::string rowFlat = "prow * inner + inner_j";
+  SmallVector<unsigned> rowReads(block.getNumArguments(), 0);
+  codegen::BodyContext context = bodyContext("inner_j");
+  context.load = [&](unsigned arg, const std::string &offset) {
+    std::string k = std::to_string(arg);
+    if (offset != rowFlat)
+      return "in" + k + "[" + offset + "]";
+    return (rowReads[arg]++ == 0 ? "@fill:" : "@read:") + k + "@";
+  };
+  codegen::BodyEmitter body(context);
   SmallVector<std::string, 4> shape = body.shapeOf(rowInput);
   ArrayRef<std::string> outerShape = ArrayRef<std::string>(shape).take_front(outerRank);
   ArrayRef<std::string> innerShape = ArrayRef<std::string>(shape).drop_front(outerRank);
@@ -338,7 +357,7 @@ FailureOr<bool> Emitter::emitRowReduction(Unit &unit, FusionOp fusion,
   full.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
   for (const std::string &d : codegen::BodyEmitter::delinearize("inner_j", innerShape))
     full.dims.push_back(d);
-  full.flat = "prow * inner + inner_j";
+  full.flat = rowFlat;
   auto rowIndex = [&](Value v) {
     codegen::Index index;
     index.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
@@ -408,21 +427,54 @@ FailureOr<bool> Emitter::emitRowReduction(Unit &unit, FusionOp fusion,
        << element << fullStores << "    }\n";
   }
 
+  // The inputs read more than once share the row cache, one 16-byte aligned
+  // array each, in their storage type (bf16 stays 2 bytes); the others, and
+  // every input when the cache does not fit, are read from global memory.
+  std::string cacheBytes, cacheArrays;
+  for (BlockArgument arg : block.getArguments()) {
+    unsigned n = arg.getArgNumber();
+    std::string k = std::to_string(n), S = elem(arg);
+    std::string global = "in" + k + "[" + rowFlat + "]", shared = "row" + k + "[inner_j]";
+    std::string fill = global, read = global;
+    if (rowReads[n] > 1) {
+      cacheArrays += "  " + S + " *row" + k + " = reinterpret_cast<" + S + " *>(row_cache" +
+                     (cacheBytes.empty() ? "" : " + " + cacheBytes) + ");\n";
+      int64_t bytes = elementBytes(typeOf(arg).getElementType());
+      cacheBytes += (cacheBytes.empty() ? "" : " + ") + std::string("align16(inner * ") +
+                    std::to_string(bytes) + ")";
+      fill = "row_fill(cached, " + shared + ", " + global + ")";
+      read = "(cached ? " + shared + " : " + global + ")";
+    }
+    for (auto [marker, text] : {std::pair{"@fill:" + k + "@", fill}, {"@read:" + k + "@", read}})
+      for (size_t at = code.find(marker); at != std::string::npos;
+           at = code.find(marker, at + text.size()))
+        code.replace(at, marker.size(), text);
+  }
+  bool cache = !cacheBytes.empty();
+
   std::string kernel = unit.name;
   device << "/// " << kernel << ": one block per row, " << reductions.size()
-         << " block reduction(s):\n";
+         << " block reduction(s)" << (cache ? ", the inputs read again kept in shared memory" : "")
+         << ":\n";
   for (Operation *op : ops)
     emitComment(op, device, "");
   device << "__global__ void __launch_bounds__(kBlock) " << kernel
-         << "(int64_t rows, int64_t inner, Syms S";
+         << "(int64_t rows, int64_t inner, " << (cache ? "bool cached, " : "") << "Syms S";
   for (auto [k, v] : llvm::enumerate(fusion.getInputs()))
     device << ", const " << elem(v) << " *in" << k;
   for (auto [k, v] : llvm::enumerate(fusion.getResults()))
     device << ", " << elem(v) << " *out" << k;
   // The rows are block-uniform: every thread reaches every block_reduce
   // (which synchronizes before reusing `scratch`) and gets its result.
-  device << ") {\n  (void)S;\n  __shared__ double scratch[32]; // 32 accumulators of <= 8 bytes\n"
-         << "  for (int64_t prow = blockIdx.x; prow < rows; prow += gridDim.x) {\n"
+  device << ") {\n  (void)S;\n  __shared__ double scratch[32]; // 32 accumulators of <= 8 bytes\n";
+  // The cache needs no barrier only because every pass above walks the row
+  // with the same thread stride: keep it so.
+  if (cache)
+    device << "  // The row's inputs read in more than one pass, when `cached`: each thread\n"
+           << "  // reads back only the elements it wrote (no __syncthreads needed).\n"
+           << "  unsigned char *row_cache = dynamic_smem<unsigned char>();\n"
+           << cacheArrays;
+  device << "  for (int64_t prow = blockIdx.x; prow < rows; prow += gridDim.x) {\n"
          << code << "  }\n}\n\n";
 
   auto product = [](ArrayRef<std::string> dims) {
@@ -436,10 +488,14 @@ FailureOr<bool> Emitter::emitRowReduction(Unit &unit, FusionOp fusion,
     (d < outerRank ? hostOuter : hostInner).push_back(dimExpr(rowInput, d));
   host << "    {\n      const int64_t rows = " << product(hostOuter)
        << ", inner = " << product(hostInner) << ";\n"
-       << "      const int block = row_block(inner);\n"
-       << "      if (rows > 0)\n        " << kernel
-       << "<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, 0, "
-          "c.stream>>>(rows, inner, S";
+       << "      const int block = row_block(inner);\n";
+  if (cache)
+    host << "      const int64_t cache = " << cacheBytes << ";\n"
+         << "      const bool cached = cache <= int64_t(kRowCacheBytes);\n";
+  host << "      if (rows > 0)\n        " << kernel
+       << "<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, "
+       << (cache ? "cached ? size_t(cache) : 0" : "0") << ", c.stream>>>(rows, inner, "
+       << (cache ? "cached, " : "") << "S";
   for (Value v : fusion.getInputs())
     host << ", " << name(v);
   for (Value v : fusion.getResults())

@@ -768,6 +768,24 @@ inline int row_block(i64 size) {
   return int(std::min<i64>(kBlock, std::max<i64>(32, (size + 31) / 32 * 32)));
 }
 
+/// The dynamic shared memory a generated row kernel may keep its row's inputs
+/// in: the default limit without cudaFuncSetAttribute (48 KB, static and
+/// dynamic together) less the kernel's own `scratch` (32 doubles). A row that
+/// needs more is read from global memory in every pass.
+constexpr size_t kRowCacheBytes = 48 * 1024 - 32 * sizeof(double);
+
+/// `bytes` rounded up to 16: each array of a row cache starts aligned for any
+/// element type.
+__host__ __device__ constexpr i64 align16(i64 bytes) { return (bytes + 15) / 16 * 16; }
+
+/// A generated row kernel's first read of a cached input: `x`, also kept in
+/// the row cache at `slot` when the cache is in use.
+template <class T> __device__ inline T row_fill(bool cached, T &slot, T x) {
+  if (cached)
+    slot = x;
+  return x;
+}
+
 /// Shared memory that keeps a row of `size` accumulators; 0 when it does not
 /// fit in the default 48 KB (the kernels then read the row from memory again).
 template <class A> inline size_t row_smem(i64 size) {
