@@ -217,10 +217,7 @@ public:
       if (!graphApplied &&
           mlir::failed(graphPipeline(toCompile, decomposeComposites)))
         message = diagnostics.message("the graph pipeline failed");
-      // The CPU backend reads thunder.borrowed (tensors living in output
-      // buffers that are not written yet); the CUDA backend does not yet.
-      if (message.empty() &&
-          mlir::failed(kernelPipeline(toCompile, fuse, /*borrowOutputs=*/target == "cpu")))
+      if (message.empty() && mlir::failed(kernelPipeline(toCompile, fuse, target)))
         message = diagnostics.message("the kernel pipeline failed");
       graphSeconds = secondsSince(start);
       if (message.empty()) {
@@ -384,12 +381,17 @@ public:
   }
 
 private:
-  mlir::LogicalResult kernelPipeline(mlir::ModuleOp op, bool fuse,
-                                     bool borrowOutputs) {
+  /// The kernel pipeline with what `target`'s code needs from the memory
+  /// plan (borrowed output buffers, library workspaces in the arena).
+  mlir::LogicalResult kernelPipeline(mlir::ModuleOp op, bool fuse, const std::string &target) {
     mlir::PassManager pm(context.get());
     thunder::KernelPipelineOptions options;
     options.fuse = fuse;
-    options.borrowOutputs = borrowOutputs;
+    if (std::unique_ptr<thunder::TargetBackend> backend = thunder::createTargetBackend(target)) {
+      thunder::PlanNeeds needs = backend->planNeeds();
+      options.borrowOutputs = needs.readsBorrowed;
+      options.libraryWorkspace = needs.libraryWorkspace;
+    }
     thunder::buildThunderKernelPipeline(pm, options);
     return pm.run(op);
   }

@@ -69,6 +69,7 @@ void ::thunder::buildThunderPlanPipeline(
   fn.addPass(mlir::thunder::createThunderSchedule());
   mlir::thunder::ThunderPlanMemoryOptions plan;
   plan.borrowOutputs = options.borrowOutputs;
+  plan.libraryWorkspace = options.libraryWorkspace;
   fn.addPass(mlir::thunder::createThunderPlanMemory(plan));
 }
 

@@ -226,10 +226,16 @@ int main(int argc, char **argv) {
     mlir::PassManager pm(&context);
     thunder::KernelPipelineOptions kernelOptions;
     kernelOptions.fuse = fusion.getValue();
-    // The CPU backend reads thunder.borrowed; the CUDA backend does not yet.
-    kernelOptions.borrowOutputs = target == "cpu";
+    // What the target's code needs from the memory plan: borrowed output
+    // buffers (CPU), library workspaces in the arena (CUDA).
+    if (std::unique_ptr<thunder::TargetBackend> backend =
+            thunder::createTargetBackend(target)) {
+      thunder::PlanNeeds needs = backend->planNeeds();
+      kernelOptions.borrowOutputs = needs.readsBorrowed;
+      kernelOptions.libraryWorkspace = needs.libraryWorkspace;
+    }
     if (fused)
-      thunder::buildThunderPlanPipeline(pm);
+      thunder::buildThunderPlanPipeline(pm, kernelOptions);
     else if (*phase == thunder::Phase::Fusion)
       thunder::buildThunderFusionPipeline(pm, kernelOptions);
     else

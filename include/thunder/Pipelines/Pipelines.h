@@ -60,6 +60,11 @@ struct KernelPipelineOptions
                      "written live in that result's buffer "
                      "(thunder-plan-memory's borrow-outputs)"),
       llvm::cl::init(false)};
+  Option<int64_t> libraryWorkspace{
+      *this, "library-workspace",
+      llvm::cl::desc("Bytes of library workspace each gemm/conv kernel gets "
+                     "in the arena (thunder-plan-memory's library-workspace)"),
+      llvm::cl::init(0)};
 };
 
 /// Graph IR to kernels: fold weight-only subgraphs, decompose normalizations

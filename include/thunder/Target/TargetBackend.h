@@ -49,6 +49,16 @@ struct EmittedSources {
   std::vector<std::string> artifacts;
 };
 
+/// What a backend's code needs from the memory plan (thunder-plan-memory's
+/// options, set by whoever runs the kernel pipeline for this target).
+struct PlanNeeds {
+  /// The backend places tensors in output buffers (thunder.borrowed).
+  bool readsBorrowed = false;
+  /// Bytes of workspace each gemm/conv kernel's library call gets in the
+  /// arena (thunder.workspace); 0: the backend needs none.
+  int64_t libraryWorkspace = 0;
+};
+
 /// A command line to run in the build directory.
 struct ToolchainCommand {
   std::vector<std::string> argv;
@@ -60,6 +70,8 @@ public:
 
   /// "cpu", "cuda", ...
   virtual llvm::StringRef name() const = 0;
+  /// What the memory plan must provide for this backend's code.
+  virtual PlanNeeds planNeeds() const { return {}; }
 
   /// Emits kernels and the host program for `module` (after the target's
   /// pipeline). Reports errors as diagnostics on the offending ops.

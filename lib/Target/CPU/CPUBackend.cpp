@@ -474,6 +474,12 @@ namespace thunder {
 
 llvm::StringRef CPUBackend::name() const { return "cpu"; }
 
+PlanNeeds CPUBackend::planNeeds() const {
+  PlanNeeds needs;
+  needs.readsBorrowed = true;
+  return needs;
+}
+
 FailureOr<EmittedSources> CPUBackend::emit(ModuleOp module,
                                            const TargetOptions &options) {
   auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());

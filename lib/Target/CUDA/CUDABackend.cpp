@@ -273,6 +273,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
       u.stream = int(s.getInt());
     if (auto w = op.getAttrOfType<DenseI64ArrayAttr>("thunder.wait"))
       u.waits.assign(w.asArrayRef().begin(), w.asArrayRef().end());
+    if (auto w = op.getAttrOfType<IntegerAttr>("thunder.workspace"))
+      u.workspace = w.getInt();
     if (u.stream < 0 || u.stream > 64)
       return op.emitError("thunder.stream ") << u.stream << " is out of range [0, 64]";
     numStreams = std::max(numStreams, u.stream + 1);
@@ -341,8 +343,12 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "constexpr bool kStaticShapes = " << (isStatic ? "true" : "false") << ";\n"
      << "/// CUDA graphs: one per workspace and set of dynamic sizes.\n"
      << "constexpr bool kGraphs = true;\n"
+     << "/// Bytes each cuBLASLt/cuDNN call may use: in the arena where the memory\n"
+     << "/// plan placed it (thunder.workspace), else per stream after the arena.\n"
      << "constexpr uint64_t kLibWorkspace = " << (needsLt || needsDnn ? kLibWorkspace : 0)
      << "ULL;\n"
+     << "constexpr uint64_t kStreamLibWorkspace = "
+     << (streamWorkspaces ? kLibWorkspace : 0) << "ULL;\n"
      << "constexpr uint64_t kBlobBytes = " << blob.size() << "ULL;\n"
      << "constexpr uint64_t kDeviceBytes = " << deviceBytes << "ULL;\n"
      << "const char *const kArchs = " << cppString(options.cudaArch) << ";\n"
@@ -397,7 +403,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
          << "], uint64_t(" << scratch << "));\n";
   }
   os << "  for (int s = 0; s < kNumStreams; ++s) {\n"
-     << "    L.lib[s] = at; at += kLibWorkspace;\n"
+     << "    L.lib[s] = at; at += kStreamLibWorkspace;\n"
      << "    L.scratch[s] = at; L.scratch_bytes[s] = (need[s] + 255) & ~255ULL;\n"
      << "    at += L.scratch_bytes[s];\n  }\n";
   for (BlockArgument arg : func.getArguments())
@@ -630,6 +636,12 @@ void Emitter::emitEntry(llvm::raw_ostream &os) {
 namespace thunder {
 
 llvm::StringRef CUDABackend::name() const { return "cuda"; }
+
+PlanNeeds CUDABackend::planNeeds() const {
+  PlanNeeds needs;
+  needs.libraryWorkspace = gpu::kLibWorkspace;
+  return needs;
+}
 
 FailureOr<EmittedSources> CUDABackend::emit(ModuleOp module, const TargetOptions &options) {
   auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());

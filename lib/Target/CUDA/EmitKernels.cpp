@@ -660,6 +660,7 @@ LogicalResult Emitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
         std::string kDim = dimExpr(lhs, m.getTransposeLhs() ? lr - 2 : lr - 1);
         std::string nDim = dimExpr(rhs, m.getTransposeRhs() ? rr - 2 : rr - 1);
         needsLt |= isLtType(typeOf(m).getElementType());
+        ++libraryCalls;
         os << "    matmul(c, " << name(lhs) << ", " << name(rhs) << ", " << name(m) << ", "
            << batch << ", " << mDim << ", " << nDim << ", " << kDim << ", "
            << b(m.getTransposeLhs()) << ", " << b(m.getTransposeRhs()) << ", "
@@ -671,6 +672,7 @@ LogicalResult Emitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
         bool dnn = usesDnn(*this, x);
         needsDnn |= dnn;
         needsLt |= !dnn && x.getGroups() == 1 && isLtType(typeOf(x).getElementType());
+        ++libraryCalls;
         os << "    { Window w{" << spatial << ", {";
         for (int s = 0; s < 3; ++s)
           os << (s ? ", " : "") << (s < spatial ? dimExpr(x.getInput(), s + 2) : "1");
@@ -885,6 +887,7 @@ bool Emitter::tryGemmEpilogue(Unit &unit, FusionOp fusion, llvm::raw_ostream &ho
   for (int d = 0; d < lr - 2; ++d)
     batch += " * " + dimExpr(lhs, d);
   needsLt = true;
+  ++libraryCalls;
   auto b = [](bool v) { return v ? "true" : "false"; };
   host << "    // cuBLASLt with the epilogue " << epi << ".\n"
        << "    matmul(c, " << name(lhs) << ", " << name(rhs) << ", "
@@ -1073,6 +1076,11 @@ LogicalResult Emitter::emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw
     emitComment(op, host, "  ");
   }
   host << "  {\n    Ctx c = ctx(" << unit.stream << ");\n";
+  // The library workspace the memory plan gave this kernel in the arena.
+  const bool plannedWorkspace = plannedArena && unit.workspace >= 0;
+  if (plannedWorkspace)
+    host << "    c.lib_workspace = ws + " << unit.workspace << "ULL; // thunder.workspace\n";
+  const int callsBefore = libraryCalls;
   for (int64_t w : unit.waits)
     if (units[w].stream != unit.stream)
       host << "    " << spell.streamWaitEvent << "(c.stream, rt.events[" << units[w].event
@@ -1087,6 +1095,8 @@ LogicalResult Emitter::emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw
       unit.scratch = convScratch(*this, conv);
     result = emitOpCall(op, host);
   }
+  if (libraryCalls > callsBefore && !plannedWorkspace)
+    streamWorkspaces = true;
   if (unit.recorded)
     host << "    " << spell.eventRecord << "(rt.events[" << unit.event << "], c.stream);\n";
   host << "  }\n";

@@ -78,6 +78,8 @@ struct Unit {
   int event = -1;
   std::string name;    ///< the kernel's name
   std::string scratch = "0"; ///< scratch bytes it needs (C expression over sym)
+  /// The arena offset of its library workspace (thunder.workspace), or -1.
+  int64_t workspace = -1;
 };
 
 class Emitter {
@@ -174,6 +176,10 @@ private:
   unsigned counter = 0;
   bool needsLt = false;
   bool needsDnn = false; ///< a convolution goes through cuDNN
+  /// Library calls emitted so far, and whether one of them has no planned
+  /// workspace (its stream then gets a workspace after the arena).
+  int libraryCalls = 0;
+  bool streamWorkspaces = false;
 };
 
 } // namespace thunder::gpu

@@ -10,6 +10,8 @@ namespace thunder {
 class CPUBackend final : public TargetBackend {
 public:
   llvm::StringRef name() const override;
+  /// Tensors may live in output buffers before those are written.
+  PlanNeeds planNeeds() const override;
   mlir::FailureOr<EmittedSources> emit(mlir::ModuleOp module,
                                        const TargetOptions &options) override;
   ToolchainCommand link(const EmittedSources &sources, llvm::StringRef buildDir,

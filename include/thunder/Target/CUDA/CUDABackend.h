@@ -15,6 +15,9 @@ namespace thunder {
 class CUDABackend final : public TargetBackend {
 public:
   llvm::StringRef name() const override;
+  /// cuBLASLt's and cuDNN's workspaces in the arena (borrowed output
+  /// buffers are not supported yet).
+  PlanNeeds planNeeds() const override;
   mlir::FailureOr<EmittedSources> emit(mlir::ModuleOp module,
                                        const TargetOptions &options) override;
   ToolchainCommand link(const EmittedSources &sources, llvm::StringRef buildDir,

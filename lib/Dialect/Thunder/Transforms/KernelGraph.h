@@ -34,6 +34,7 @@ inline constexpr llvm::StringLiteral kOffsetsAttr = "thunder.offsets";
 inline constexpr llvm::StringLiteral kInplaceAttr = "thunder.inplace";
 inline constexpr llvm::StringLiteral kLiveAttr = "thunder.live";
 inline constexpr llvm::StringLiteral kBorrowedAttr = "thunder.borrowed";
+inline constexpr llvm::StringLiteral kWorkspaceAttr = "thunder.workspace";
 inline constexpr llvm::StringLiteral kArenaAttr = "thunder.arena";
 
 /// Arena offsets and sizes are multiples of this (vector loads, cache lines).

@@ -83,6 +83,7 @@ auto ::thunder::collectMemoryPlans(ModuleOp module)
     plan.naive = intField(arena, "naive", -1);
     plan.dynamic = arena.contains("dynamic");
     plan.borrowed = intField(arena, "borrowed", -1);
+    plan.workspace = intField(arena, "workspace", -1);
     KernelGraph graph = KernelGraph::build(func.front());
     plan.kernels = graph.kernels.size();
     plan.outputBytes = 0;
@@ -117,6 +118,18 @@ auto ::thunder::collectMemoryPlans(ModuleOp module)
                                : plan.outputBytes + planned.bytes;
       plan.tensors.push_back(std::move(planned));
     }
+    // Library workspaces: arena bytes live at their kernel only.
+    for (auto [k, kernel] : llvm::enumerate(graph.kernels))
+      if (auto at = kernel->getAttrOfType<IntegerAttr>(kWorkspaceAttr)) {
+        PlannedTensor workspace;
+        workspace.name = kernelName(kernel, k) + "#workspace";
+        workspace.type = "library workspace";
+        workspace.kernel = workspace.first = workspace.last = k;
+        workspace.result = -1;
+        workspace.bytes = plan.workspace;
+        workspace.offset = at.getInt();
+        plan.tensors.push_back(std::move(workspace));
+      }
     plans.push_back(std::move(plan));
   });
   return plans;
@@ -134,11 +147,18 @@ auto ::thunder::formatMemoryReport(ModuleOp module) -> std::string {
   for (const FunctionMemoryPlan &plan : plans) {
     if (&plan != &plans.front())
       os << "\n";
-    size_t arenaTensors = llvm::count_if(
-        plan.tensors, [](const PlannedTensor &t) { return t.output < 0; });
+    // Library workspaces are the entries without a result.
+    size_t workspaces = llvm::count_if(
+        plan.tensors, [](const PlannedTensor &t) { return t.result < 0; });
+    size_t arenaTensors = llvm::count_if(plan.tensors, [](const PlannedTensor &t) {
+      return t.output < 0 && t.result >= 0;
+    });
     os << "memory plan of @" << plan.function << ": " << plan.kernels
-       << " kernels, " << plan.tensors.size() << " tensors (" << arenaTensors
-       << " in the arena)\n";
+       << " kernels, " << plan.tensors.size() - workspaces << " tensors (" << arenaTensors
+       << " in the arena)";
+    if (workspaces)
+      os << ", " << workspaces << " library workspace" << (workspaces > 1 ? "s" : "");
+    os << "\n";
     auto line = [&](StringRef label, int64_t bytes, StringRef note) {
       os << "  " << llvm::left_justify(label, 12) << " "
          << llvm::right_justify(humanBytes(bytes), 11) << "  ("
@@ -163,6 +183,9 @@ auto ::thunder::formatMemoryReport(ModuleOp module) -> std::string {
       if (plan.borrowed >= 0)
         line("borrowed", plan.borrowed,
              "in output buffers before the outputs are written");
+      if (plan.workspace >= 0)
+        line("workspace", plan.workspace,
+             "per gemm/conv kernel, in the arena (counted above)");
     }
     if (plan.outputBytes >= 0)
       line("outputs", plan.outputBytes, "written to the caller's buffers");

@@ -3,7 +3,8 @@
 // The thunder-plan-memory pass: every kernel result gets bytes, either in the
 // caller's output buffer (function results) or at an offset in one arena
 // packed by thunder/Support/ArenaPacking.h; pointwise kernels reuse a dying
-// input's bytes where that is safe; kernels on different streams wait for
+// input's bytes where that is safe; gemm and conv kernels can get their
+// library's workspace in the arena too; kernels on different streams wait for
 // whoever used the bytes they overwrite. See the pass description in
 // Passes.td for the attributes.
 //
@@ -57,6 +58,14 @@ bool onlyReadElementwise(BlockArgument arg, ArrayRef<int64_t> shape) {
     }
   }
   return true;
+}
+
+/// Whether a kernel calls a library that takes a workspace (cuBLASLt for
+/// GEMMs, cuDNN for convolutions).
+bool callsLibrary(Operation *kernel) {
+  auto fusion = dyn_cast<FusionOp>(kernel);
+  return fusion &&
+         (fusion.getKind() == FusionKind::Gemm || fusion.getKind() == FusionKind::Conv);
 }
 
 /// With dynamic dims, whether `arg` and result `index` of the region are
@@ -124,20 +133,44 @@ struct ThunderPlanMemory
       entry.reuses = reuses[t] >= 0 ? arenaIndex[reuses[t]] : -1;
       packed.push_back(entry);
     }
+    // Library workspaces: one more arena entry per gemm/conv kernel (static
+    // shapes: a run-time arena packs tensors only).
+    SmallVector<int64_t> workspaceEntry(numKernels, -1); // kernel -> packed
+    if (libraryWorkspace > 0 && !dynamic) {
+      SmallVector<int64_t> lastConcurrent = concurrencyEnds(graph);
+      for (unsigned k = 0; k < numKernels; ++k)
+        if (callsLibrary(graph.kernels[k])) {
+          workspaceEntry[k] = packed.size();
+          arena::Tensor entry;
+          entry.bytes = static_cast<uint64_t>(libraryWorkspace);
+          entry.first = k;
+          entry.last = lastConcurrent[k];
+          packed.push_back(entry);
+        }
+    }
     // Static shapes: in-place chains become buffers; with borrow-outputs some
     // go into output buffers, the rest are packed in the arena.
     std::vector<uint64_t> offsets(packed.size(), 0);
     SmallVector<int64_t> home(packed.size(), -1); // output whose buffer, or -1
     uint64_t total = 0, bound = 0, naive = 0, borrowed = 0;
     if (!dynamic) {
-      for (const arena::Tensor &entry : packed)
-        naive += arena::alignUp(entry.bytes, kAlignment);
+      // Naive: every tensor its own buffer, and one library workspace.
+      for (unsigned t : arenaTensors)
+        naive += arena::alignUp(packed[arenaIndex[t]].bytes, kAlignment);
+      if (llvm::any_of(workspaceEntry, [](int64_t e) { return e >= 0; }))
+        naive += arena::alignUp(static_cast<uint64_t>(libraryWorkspace), kAlignment);
       std::vector<size_t> chainOf;
       std::vector<arena::Interval> chains = arena::buffersOf(packed, &chainOf);
       std::vector<int64_t> chainHome(chains.size(), -1);
       std::vector<uint64_t> chainOffset(chains.size(), 0);
-      if (borrowOutputs)
-        borrowOutputBuffers(graph, chains, chainHome, chainOffset);
+      if (borrowOutputs) {
+        // Workspaces stay in the arena: the backend passes arena pointers.
+        std::vector<bool> arenaOnly(chains.size(), false);
+        for (int64_t entry : workspaceEntry)
+          if (entry >= 0)
+            arenaOnly[chainOf[entry]] = true;
+        borrowOutputBuffers(graph, chains, arenaOnly, chainHome, chainOffset);
+      }
       std::vector<arena::Interval> rest;
       std::vector<size_t> restChain;
       for (auto [c, chain] : llvm::enumerate(chains))
@@ -174,6 +207,11 @@ struct ThunderPlanMemory
         live.push_back(graph.lastUse(t));
       }
       Operation *kernel = graph.kernels[k];
+      if (workspaceEntry[k] >= 0)
+        kernel->setAttr(kWorkspaceAttr,
+                        builder.getI64IntegerAttr(int64_t(offsets[workspaceEntry[k]])));
+      else
+        kernel->removeAttr(kWorkspaceAttr);
       kernel->setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(kernelOffsets));
       kernel->setAttr(kInplaceAttr, builder.getDenseI64ArrayAttr(inplace[k]));
       kernel->setAttr(kLiveAttr, builder.getDenseI64ArrayAttr(live));
@@ -192,9 +230,41 @@ struct ThunderPlanMemory
       arenaInfo.push_back(builder.getNamedAttr("dynamic", builder.getUnitAttr()));
     if (borrowOutputs && !dynamic)
       arenaInfo.push_back(builder.getNamedAttr("borrowed", i64(int64_t(borrowed))));
+    if (llvm::any_of(workspaceEntry, [](int64_t e) { return e >= 0; }))
+      arenaInfo.push_back(builder.getNamedAttr("workspace", i64(libraryWorkspace)));
     func->setAttr(kArenaAttr, builder.getDictionaryAttr(arenaInfo));
 
-    addReuseWaits(graph, arenaIndex, offsets, home, dynamic);
+    addReuseWaits(graph, arenaIndex, workspaceEntry, offsets, home, dynamic);
+  }
+
+  /// For each kernel, the last position of a kernel that may still run while
+  /// it does: the schedule's streams and waits do not order it after this
+  /// one. A workspace is live until then, so kernels that run concurrently
+  /// never share workspace bytes (and the bytes go to later kernels only
+  /// once they are ordered after this one: no waits, no lost concurrency).
+  /// On one stream every kernel's end is itself.
+  SmallVector<int64_t> concurrencyEnds(const KernelGraph &graph) {
+    size_t numKernels = graph.kernels.size();
+    SmallVector<int64_t> streams(numKernels, 0);
+    for (auto [k, kernel] : llvm::enumerate(graph.kernels))
+      if (auto stream = kernel->getAttrOfType<IntegerAttr>(kStreamAttr))
+        streams[k] = std::max<int64_t>(0, stream.getInt());
+    StreamClocks clocks(streams);
+    for (unsigned k = 0; k < numKernels; ++k) {
+      clocks.begin(k);
+      if (auto waits = graph.kernels[k]->getAttrOfType<DenseI64ArrayAttr>(kWaitAttr))
+        for (int64_t w : waits.asArrayRef())
+          if (w >= 0 && w < int64_t(k))
+            clocks.wait(w, k);
+    }
+    SmallVector<int64_t> ends(numKernels);
+    for (unsigned k = 0; k < numKernels; ++k) {
+      ends[k] = k;
+      for (unsigned j = k + 1; j < numKernels; ++j)
+        if (!clocks.ordered(k, j))
+          ends[k] = j;
+    }
+    return ends;
   }
 
   /// Places chains that die before a function result is written into that
@@ -203,6 +273,7 @@ struct ThunderPlanMemory
   /// packs into its bytes.
   void borrowOutputBuffers(const KernelGraph &graph,
                            const std::vector<arena::Interval> &chains,
+                           const std::vector<bool> &arenaOnly,
                            std::vector<int64_t> &chainHome,
                            std::vector<uint64_t> &chainOffset) {
     struct OutputBuffer {
@@ -222,8 +293,8 @@ struct ThunderPlanMemory
     for (const OutputBuffer &buffer : buffers) {
       SmallVector<size_t> candidates;
       for (auto [c, chain] : llvm::enumerate(chains))
-        if (chainHome[c] < 0 && chain.bytes > 0 && chain.last < buffer.writtenAt &&
-            chain.bytes <= buffer.bytes)
+        if (chainHome[c] < 0 && !arenaOnly[c] && chain.bytes > 0 &&
+            chain.last < buffer.writtenAt && chain.bytes <= buffer.bytes)
           candidates.push_back(c);
       llvm::stable_sort(candidates, [&](size_t a, size_t b) {
         return chains[a].last < chains[b].last;
@@ -312,11 +383,12 @@ struct ThunderPlanMemory
   }
 
   /// When kernels run on several streams, a kernel that writes arena bytes
-  /// that an earlier tensor used must run after that tensor's producer and
-  /// readers: adds the waits that are not already implied.
+  /// (its results, its workspace) that an earlier tensor or workspace used
+  /// must run after whoever used them: adds the waits that are not already
+  /// implied.
   void addReuseWaits(const KernelGraph &graph, ArrayRef<int64_t> arenaIndex,
-                     ArrayRef<uint64_t> offsets, ArrayRef<int64_t> home,
-                     bool dynamic) {
+                     ArrayRef<int64_t> workspaceEntry, ArrayRef<uint64_t> offsets,
+                     ArrayRef<int64_t> home, bool dynamic) {
     size_t numKernels = graph.kernels.size();
     SmallVector<int64_t> streams(numKernels, 0);
     bool several = false;
@@ -344,6 +416,11 @@ struct ThunderPlanMemory
       uint64_t begin = offsets[arenaIndex[t]];
       return {home[arenaIndex[t]], begin,
               begin + arena::alignUp(bytes, kAlignment)};
+    };
+    auto workspaceExtent = [&](unsigned k) -> Extent {
+      uint64_t begin = offsets[workspaceEntry[k]];
+      return {-1, begin,
+              begin + arena::alignUp(static_cast<uint64_t>(libraryWorkspace), kAlignment)};
     };
     // Tensors by last use, for the run-time arena's dead frontier.
     SmallVector<unsigned> byLastUse;
@@ -402,19 +479,28 @@ struct ThunderPlanMemory
           if (arenaIndex[u] >= 0 && graph.lastUse(u) == k)
             touchers(u); // an in-place input's other readers
       } else if (!dynamic) {
-        for (unsigned t : graph.results[k]) {
-          Extent mine = extent(t);
+        SmallVector<std::pair<Extent, int64_t>> writes; // extent, its tensor or -1
+        for (unsigned t : graph.results[k])
+          writes.push_back({extent(t), t});
+        if (workspaceEntry[k] >= 0)
+          writes.push_back({workspaceExtent(k), -1});
+        for (auto [mine, t] : writes) {
           if (mine.begin == mine.end)
             continue;
+          auto overlaps = [&](const Extent &other) {
+            return other.buffer == mine.buffer && other.begin < mine.end &&
+                   mine.begin < other.end;
+          };
           for (auto [u, index] : llvm::enumerate(arenaIndex)) {
-            if (index < 0 || u == t || graph.tensors[u].kernel >= k ||
+            if (index < 0 || int64_t(u) == t || graph.tensors[u].kernel >= k ||
                 graph.lastUse(u) > k)
               continue;
-            Extent other = extent(u);
-            if (other.buffer == mine.buffer && other.begin < mine.end &&
-                mine.begin < other.end)
+            if (overlaps(extent(u)))
               touchers(u);
           }
+          for (unsigned j = 0; j < k; ++j)
+            if (workspaceEntry[j] >= 0 && overlaps(workspaceExtent(j)))
+              hazard[streams[j]] = std::max<int64_t>(hazard[streams[j]], j);
         }
       }
       for (int64_t s = 0; s < numStreams; ++s) {

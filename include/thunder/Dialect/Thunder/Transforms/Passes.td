@@ -307,6 +307,17 @@ def ThunderPlanMemory : Pass<"thunder-plan-memory", "func::FuncOp"> {
     head fits in the logits' buffer and the peak (arena + outputs) drops to
     eager's.
 
+    Library workspaces (option `library-workspace = W`, bytes; 0, the
+    default, plans none): every `gemm` and `conv` kernel gets W bytes of
+    workspace for the library it calls (cuBLASLt, cuDNN), live at that
+    kernel only, packed in the arena with the tensors, so it takes bytes
+    that are free while the kernel runs rather than memory of its own:
+    `thunder.workspace = <offset>` on the kernel; `thunder.arena` gains
+    `workspace = W`; `bytes` and `lower_bound` count the workspaces,
+    `naive` one of them. Kernels on other streams that reuse those bytes wait as for
+    a tensor. Static shapes only: with a run-time arena no kernel gets
+    `thunder.workspace` (the backend provides the workspace itself).
+
     Before:
     ```mlir
     %a = thunder.fusion pointwise "a" (%x) {thunder.stream = 0 : i64} : (tensor<256xf32>) -> tensor<256xf32> {...}
@@ -324,6 +335,9 @@ def ThunderPlanMemory : Pass<"thunder-plan-memory", "func::FuncOp"> {
     Option<"borrowOutputs", "borrow-outputs", "bool", /*default=*/"false",
            "Place tensors that die before a function result is written in "
            "that result's buffer (recorded in thunder.borrowed)">,
+    Option<"libraryWorkspace", "library-workspace", "int64_t", /*default=*/"0",
+           "Bytes of library workspace each gemm and conv kernel gets in the "
+           "arena (thunder.workspace); 0: none">,
   ];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
 }

@@ -51,6 +51,9 @@ struct FunctionMemoryPlan {
   int64_t alignment = 0;
   int64_t arenaBytes = -1, lowerBound = -1, naive = -1; ///< -1 when dynamic
   int64_t borrowed = -1; ///< bytes placed in output buffers; -1: not enabled
+  /// Bytes of library workspace each gemm/conv kernel has in the arena
+  /// (its entries in `tensors` are named "<kernel>#workspace"); -1: none.
+  int64_t workspace = -1;
   int64_t outputBytes = -1; ///< bytes written to the caller's buffers
   bool dynamic = false;
   std::vector<PlannedTensor> tensors; ///< in schedule order
