@@ -24,7 +24,7 @@ Weights are excluded on both sides. The plan is the one the compiler makes at
 fused, with --no-fuse one kernel per op), and again with the pipelines'
 borrow-outputs option (tensors that die before a result is written live in that
 result's buffer), which a backend must support before it is turned on. The
-"plan s" column is the time of the graph and kernel pipelines after export.
+"plan ms" column is the time of the graph and kernel pipelines after export.
 """
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def main() -> int:
 
     header = ("| model | size | kernels | arena | lower bound | arena / bound "
               "| naive | outputs | Thunder peak | eager tensors | eager allocator "
-              "| Thunder / eager | borrowing: arena | borrowing: Thunder / eager | plan s |")
+              "| Thunder / eager | borrowing: arena | borrowing: Thunder / eager | plan ms |")
     print(header)
     print("|" + "|".join(["---"] * (header.count("|") - 1)) + "|")
     worst = 0.0
@@ -188,7 +188,7 @@ def main() -> int:
                   f"{'-' if ratio is None else f'{ratio:.3f}'} | {human(plan.naive)} "
                   f"| {human(plan.outputs)} | {human(peak(plan))} | {human(eager)} "
                   f"| {human(allocator)} | {versus(plan)} | {human(borrowing.arena)} "
-                  f"| {versus(borrowing)} | {seconds:.1f} |", flush=True)
+                  f"| {versus(borrowing)} | {seconds * 1000:.0f} |", flush=True)
             if args.timeline:
                 os.makedirs(args.timeline, exist_ok=True)
                 report.plot_memory_timeline(plan, path=os.path.join(

@@ -120,12 +120,15 @@ func.func @inplace_taken(%x: tensor<256xf32>, %y: tensor<16x16xf32>) -> tensor<f
 
 // -----
 
-// In place refused: the input is broadcast (one element is read for many),
-// so writing the result over it would clobber what is still to be read.
-// CHECK-LABEL: func.func @inplace_refused_broadcast
+// In place refused: the input is not read element for element. "b" reads
+// it transposed and "c" broadcasts its first row over all rows: writing the
+// result over the input would clobber elements still to be read.
+// CHECK-LABEL: func.func @inplace_refused_not_elementwise
 // CHECK:       "b"
 // CHECK-SAME:    thunder.inplace = array<i64: -1>
-func.func @inplace_refused_broadcast(%x: tensor<16x16xf32>) -> tensor<f32> {
+// CHECK:       "c"
+// CHECK-SAME:    thunder.inplace = array<i64: -1>
+func.func @inplace_refused_not_elementwise(%x: tensor<16x16xf32>) -> tensor<f32> {
   %a = thunder.fusion pointwise "a" (%x) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
   ^bb0(%i: tensor<16x16xf32>):
     %r = thunder.exp %i : tensor<16x16xf32>
@@ -137,7 +140,14 @@ func.func @inplace_refused_broadcast(%x: tensor<16x16xf32>) -> tensor<f32> {
     %r = thunder.add %t, %i : tensor<16x16xf32>
     thunder.yield %r : tensor<16x16xf32>
   }
-  %d = thunder.fusion reduction "d" (%b) : (tensor<16x16xf32>) -> tensor<f32> {
+  %c = thunder.fusion pointwise "c" (%b) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%i: tensor<16x16xf32>):
+    %s = thunder.slice %i, start = [0, 0], end = [1, 16], step = [1, 1] : tensor<16x16xf32> -> tensor<1x16xf32>
+    %t = thunder.broadcast %s, dims = [0, 1] : tensor<1x16xf32> -> tensor<16x16xf32>
+    %r = thunder.mul %t, %i : tensor<16x16xf32>
+    thunder.yield %r : tensor<16x16xf32>
+  }
+  %d = thunder.fusion reduction "d" (%c) : (tensor<16x16xf32>) -> tensor<f32> {
   ^bb0(%i: tensor<16x16xf32>):
     %s = thunder.sum %i dims = [0, 1] : tensor<16x16xf32> -> tensor<f32>
     thunder.yield %s : tensor<f32>

@@ -209,6 +209,62 @@ func.func @late_producer(%x: tensor<4096xf32>, %y: tensor<16xf32>) -> (tensor<f3
 
 // -----
 
+// The depth-first order wins: each branch widens a small tensor twice and
+// narrows it again. As given (both branches in lockstep) both wide tensors
+// are live at once; the list schedule starts the second branch early (its
+// first kernel allocates less than the first branch's second); finishing
+// one branch before starting the other is best.
+// CHECK-LABEL: func.func @depth_first
+// CHECK:      "p1"
+// CHECK:      "p2"
+// CHECK:      "p3"
+// CHECK:      "q1"
+// CHECK:      "q2"
+// CHECK:      "q3"
+// CHECK:      "join"
+func.func @depth_first(%x: tensor<1x64xf32>, %y: tensor<1x64xf32>) -> tensor<1x64xf32> {
+  %p1 = thunder.fusion data_movement "p1" (%x) : (tensor<1x64xf32>) -> tensor<10x64xf32> {
+  ^bb0(%i: tensor<1x64xf32>):
+    %r = thunder.broadcast %i, dims = [0, 1] : tensor<1x64xf32> -> tensor<10x64xf32>
+    thunder.yield %r : tensor<10x64xf32>
+  }
+  %q1 = thunder.fusion data_movement "q1" (%y) : (tensor<1x64xf32>) -> tensor<10x64xf32> {
+  ^bb0(%i: tensor<1x64xf32>):
+    %r = thunder.broadcast %i, dims = [0, 1] : tensor<1x64xf32> -> tensor<10x64xf32>
+    thunder.yield %r : tensor<10x64xf32>
+  }
+  %p2 = thunder.fusion data_movement "p2" (%p1) : (tensor<10x64xf32>) -> tensor<100x64xf32> {
+  ^bb0(%i: tensor<10x64xf32>):
+    %s = thunder.slice %i, start = [0, 0], end = [1, 64], step = [1, 1] : tensor<10x64xf32> -> tensor<1x64xf32>
+    %r = thunder.broadcast %s, dims = [0, 1] : tensor<1x64xf32> -> tensor<100x64xf32>
+    thunder.yield %r : tensor<100x64xf32>
+  }
+  %q2 = thunder.fusion data_movement "q2" (%q1) : (tensor<10x64xf32>) -> tensor<100x64xf32> {
+  ^bb0(%i: tensor<10x64xf32>):
+    %s = thunder.slice %i, start = [0, 0], end = [1, 64], step = [1, 1] : tensor<10x64xf32> -> tensor<1x64xf32>
+    %r = thunder.broadcast %s, dims = [0, 1] : tensor<1x64xf32> -> tensor<100x64xf32>
+    thunder.yield %r : tensor<100x64xf32>
+  }
+  %p3 = thunder.fusion data_movement "p3" (%p2) : (tensor<100x64xf32>) -> tensor<1x64xf32> {
+  ^bb0(%i: tensor<100x64xf32>):
+    %s = thunder.slice %i, start = [0, 0], end = [1, 64], step = [1, 1] : tensor<100x64xf32> -> tensor<1x64xf32>
+    thunder.yield %s : tensor<1x64xf32>
+  }
+  %q3 = thunder.fusion data_movement "q3" (%q2) : (tensor<100x64xf32>) -> tensor<1x64xf32> {
+  ^bb0(%i: tensor<100x64xf32>):
+    %s = thunder.slice %i, start = [0, 0], end = [1, 64], step = [1, 1] : tensor<100x64xf32> -> tensor<1x64xf32>
+    thunder.yield %s : tensor<1x64xf32>
+  }
+  %join = thunder.fusion pointwise "join" (%p3, %q3) : (tensor<1x64xf32>, tensor<1x64xf32>) -> tensor<1x64xf32> {
+  ^bb0(%i: tensor<1x64xf32>, %k: tensor<1x64xf32>):
+    %r = thunder.add %i, %k : tensor<1x64xf32>
+    thunder.yield %r : tensor<1x64xf32>
+  }
+  return %join : tensor<1x64xf32>
+}
+
+// -----
+
 // Before fusion every op is a kernel of its own: the pass runs on unfused
 // IR too.
 // CHECK-LABEL: func.func @unfused
