@@ -137,16 +137,27 @@ struct ThunderPlanMemory
     // shapes: a run-time arena packs tensors only).
     SmallVector<int64_t> workspaceEntry(numKernels, -1); // kernel -> packed
     if (libraryWorkspace > 0 && !dynamic) {
-      SmallVector<int64_t> lastConcurrent = concurrencyEnds(graph);
-      for (unsigned k = 0; k < numKernels; ++k)
-        if (callsLibrary(graph.kernels[k])) {
-          workspaceEntry[k] = packed.size();
-          arena::Tensor entry;
-          entry.bytes = static_cast<uint64_t>(libraryWorkspace);
-          entry.first = k;
-          entry.last = lastConcurrent[k];
-          packed.push_back(entry);
-        }
+      SmallVector<int64_t> streams = streamsOf(graph);
+      SmallVector<int64_t> lastConcurrent = concurrencyEnds(graph, streams);
+      llvm::DenseMap<int64_t, unsigned> previousOnStream; // stream -> kernel
+      for (unsigned k = 0; k < numKernels; ++k) {
+        if (!callsLibrary(graph.kernels[k]))
+          continue;
+        workspaceEntry[k] = packed.size();
+        arena::Tensor entry;
+        entry.bytes = static_cast<uint64_t>(libraryWorkspace);
+        entry.first = k;
+        entry.last = lastConcurrent[k];
+        // The previous library kernel of this stream runs before this one:
+        // when its workspace is still live here, this one takes the same
+        // bytes (one buffer for the two) rather than more.
+        auto previous = previousOnStream.find(streams[k]);
+        if (previous != previousOnStream.end() &&
+            lastConcurrent[previous->second] >= int64_t(k))
+          entry.reuses = workspaceEntry[previous->second];
+        previousOnStream[streams[k]] = k;
+        packed.push_back(entry);
+      }
     }
     // Static shapes: in-place chains become buffers; with borrow-outputs some
     // go into output buffers, the rest are packed in the arena.
@@ -237,18 +248,24 @@ struct ThunderPlanMemory
     addReuseWaits(graph, arenaIndex, workspaceEntry, offsets, home, dynamic);
   }
 
+  /// Each kernel's stream (thunder.stream; 0 without one).
+  static SmallVector<int64_t> streamsOf(const KernelGraph &graph) {
+    SmallVector<int64_t> streams(graph.kernels.size(), 0);
+    for (auto [k, kernel] : llvm::enumerate(graph.kernels))
+      if (auto stream = kernel->getAttrOfType<IntegerAttr>(kStreamAttr))
+        streams[k] = std::max<int64_t>(0, stream.getInt());
+    return streams;
+  }
+
   /// For each kernel, the last position of a kernel that may still run while
   /// it does: the schedule's streams and waits do not order it after this
   /// one. A workspace is live until then, so kernels that run concurrently
   /// never share workspace bytes (and the bytes go to later kernels only
   /// once they are ordered after this one: no waits, no lost concurrency).
   /// On one stream every kernel's end is itself.
-  SmallVector<int64_t> concurrencyEnds(const KernelGraph &graph) {
+  SmallVector<int64_t> concurrencyEnds(const KernelGraph &graph,
+                                       ArrayRef<int64_t> streams) {
     size_t numKernels = graph.kernels.size();
-    SmallVector<int64_t> streams(numKernels, 0);
-    for (auto [k, kernel] : llvm::enumerate(graph.kernels))
-      if (auto stream = kernel->getAttrOfType<IntegerAttr>(kStreamAttr))
-        streams[k] = std::max<int64_t>(0, stream.getInt());
     StreamClocks clocks(streams);
     for (unsigned k = 0; k < numKernels; ++k) {
       clocks.begin(k);
@@ -390,14 +407,8 @@ struct ThunderPlanMemory
                      ArrayRef<int64_t> workspaceEntry, ArrayRef<uint64_t> offsets,
                      ArrayRef<int64_t> home, bool dynamic) {
     size_t numKernels = graph.kernels.size();
-    SmallVector<int64_t> streams(numKernels, 0);
-    bool several = false;
-    for (auto [k, kernel] : llvm::enumerate(graph.kernels)) {
-      if (auto stream = kernel->getAttrOfType<IntegerAttr>(kStreamAttr))
-        streams[k] = std::max<int64_t>(0, stream.getInt());
-      several |= streams[k] != 0;
-    }
-    if (!several)
+    SmallVector<int64_t> streams = streamsOf(graph);
+    if (llvm::all_of(streams, [](int64_t s) { return s == 0; }))
       return;
     int64_t numStreams = *std::max_element(streams.begin(), streams.end()) + 1;
 
