@@ -119,3 +119,40 @@ func.func @dynamic(%x: tensor<?x32xf32>, %w: tensor<32x32xf32>) -> tensor<?x32xf
   }
   return %c : tensor<?x32xf32>
 }
+
+// -----
+
+// While stream 1 runs "p1" and "p2" unordered with stream 0, "g1"'s workspace
+// stays live to the end of "p2"; "g2" follows "g1" on stream 0, so it takes
+// the same bytes instead of another workspace.
+
+// CHECK-LABEL: func.func @same_stream
+// CHECK-SAME:    bytes = 16384 : i64
+// CHECK:         thunder.fusion gemm "g1"
+// CHECK-SAME:      thunder.workspace = [[W:[0-9]+]] : i64
+// CHECK:         thunder.fusion gemm "g2"
+// CHECK-SAME:      thunder.workspace = [[W]] : i64
+
+func.func @same_stream(%x: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>) {
+  %g1 = thunder.fusion gemm "g1" (%x) {thunder.stream = 0 : i64} : (tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%i: tensor<32x32xf32>):
+    %r = thunder.matmul %i, %i : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+    thunder.yield %r : tensor<32x32xf32>
+  }
+  %p1 = thunder.fusion pointwise "p1" (%x) {thunder.stream = 1 : i64} : (tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%i: tensor<32x32xf32>):
+    %r = thunder.neg %i : tensor<32x32xf32>
+    thunder.yield %r : tensor<32x32xf32>
+  }
+  %g2 = thunder.fusion gemm "g2" (%g1) {thunder.stream = 0 : i64} : (tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%i: tensor<32x32xf32>):
+    %r = thunder.matmul %i, %i : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+    thunder.yield %r : tensor<32x32xf32>
+  }
+  %p2 = thunder.fusion pointwise "p2" (%p1) {thunder.stream = 1 : i64} : (tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%i: tensor<32x32xf32>):
+    %r = thunder.exp %i : tensor<32x32xf32>
+    thunder.yield %r : tensor<32x32xf32>
+  }
+  return %g2, %p2 : tensor<32x32xf32>, tensor<32x32xf32>
+}
