@@ -223,6 +223,25 @@ LogicalResult Emitter::planStorage() {
       slots.push_back(slot);
     }
   }
+  // The library workspaces the plan put in the arena (thunder.workspace):
+  // each call may use kLibWorkspace bytes from its offset.
+  if (plannedArena) {
+    for (Unit &u : units) {
+      if (u.workspace < 0)
+        continue;
+      auto arena = func->getAttrOfType<DictionaryAttr>("thunder.arena");
+      auto planned = arena ? arena.getAs<IntegerAttr>("workspace") : IntegerAttr();
+      if (!planned || planned.getInt() < kLibWorkspace)
+        return u.op->emitError("thunder.workspace was planned with ")
+               << (planned ? planned.getInt() : 0) << " bytes; the CUDA backend's library "
+               << "calls need " << kLibWorkspace
+               << " (thunder-plan-memory library-workspace)";
+      if (u.workspace % 256)
+        return u.op->emitError("thunder.workspace ")
+               << u.workspace << " is not 256-byte aligned (cuBLASLt needs that)";
+      arenaBytes = std::max<int64_t>(arenaBytes, u.workspace + kLibWorkspace);
+    }
+  }
   arenaBytes = (arenaBytes + 255) / 256 * 256;
   // Outputs no unit writes: arguments, constants, a value returned twice.
   llvm::DenseSet<int> written;

@@ -974,7 +974,8 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
           host << "    " << elem(hr) << " *" << name(hr) << " = reinterpret_cast<" << elem(hr)
                << " *>(c.scratch);\n";
           temps = "((" + bytesExpr(hr) + " + 255) & ~255ULL)";
-          host << "    c.scratch = static_cast<char *>(c.scratch) + " << temps << ";\n";
+          host << "    c.scratch = static_cast<char *>(c.scratch) + " << temps << ";\n"
+               << "    c.scratch_bytes -= std::min<size_t>(c.scratch_bytes, " << temps << ");\n";
         }
         std::string own = "0";
         if (auto conv = dyn_cast<ConvolutionOp>(h))
@@ -1041,7 +1042,10 @@ LogicalResult Emitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostream
       return failure();
     }
   }
-  host << decls << "    c.scratch = scr + at;\n" << calls;
+  host << decls
+       << "    c.scratch = scr + at;\n"
+          "    c.scratch_bytes -= std::min<size_t>(c.scratch_bytes, at);\n"
+       << calls;
   // Yielded values not computed in place: arguments, constants, repeats.
   for (auto [r, res] : llvm::zip(roots, fusion.getResults()))
     if (name(r) != name(res))

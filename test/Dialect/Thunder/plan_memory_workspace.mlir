@@ -6,10 +6,11 @@
 // A gemm kernel's library workspace (cuBLASLt's, cuDNN's) is packed in the
 // arena, live at its kernel: here it takes bytes of "a", dead by then, so
 // the arena is no larger than without it (20 KiB either way: "a" and "b"
-// live together at kernel 1).
+// live together at kernel 1). Each workspace reserves 192 bytes more than
+// its size (8192 + 192 = 8384) to start 256-byte aligned (cuBLASLt).
 
 // CHECK-LABEL: func.func @free_bytes
-// CHECK-SAME:    thunder.arena = {alignment = 64 : i64, bytes = 20480 : i64, lower_bound = 20480 : i64, naive = 32768 : i64, workspace = 8192 : i64}
+// CHECK-SAME:    thunder.arena = {alignment = 64 : i64, bytes = 20480 : i64, lower_bound = 20480 : i64, naive = 32960 : i64, workspace = 8192 : i64}
 // CHECK:         thunder.fusion pointwise "a"
 // CHECK-SAME:      thunder.offsets = array<i64: 0>
 // CHECK-NOT:       thunder.workspace
@@ -17,7 +18,7 @@
 // CHECK-SAME:      thunder.offsets = array<i64: 16384>
 // CHECK-NOT:       thunder.workspace
 // CHECK:         thunder.fusion gemm "g"
-// CHECK-SAME:      thunder.live = array<i64: 2, 3>, thunder.offsets = array<i64: 8192>, thunder.workspace = 0 : i64
+// CHECK-SAME:      thunder.live = array<i64: 2, 3>, thunder.offsets = array<i64: 8384>, thunder.workspace = 0 : i64
 // CHECK:         thunder.fusion pointwise "c"
 // CHECK-NOT:       thunder.workspace
 // CHECK:         return
@@ -59,6 +60,7 @@ func.func @free_bytes(%x: tensor<64x64xf32>) -> tensor<32x32xf32> {
 // Two GEMMs on different streams may run at once: their workspaces are live
 // until the kernels are ordered, so they get bytes of their own and "g2"
 // waits for nothing ("s" joins the branches). On one stream they share.
+// "g2"'s reservation starts at 8384, its workspace at 8448: 256-aligned.
 
 // CHECK-LABEL: func.func @branches
 // CHECK:         thunder.fusion gemm "g1"
@@ -67,12 +69,12 @@ func.func @free_bytes(%x: tensor<64x64xf32>) -> tensor<32x32xf32> {
 // CHECK-SAME:      thunder.workspace = [[W]] : i64
 
 // STREAMS-LABEL: func.func @branches
-// STREAMS-SAME:    bytes = 24576 : i64
+// STREAMS-SAME:    bytes = 24960 : i64
 // STREAMS:         thunder.fusion gemm "g1"
 // STREAMS-SAME:      thunder.stream = 0 : i64, thunder.workspace = 0 : i64
 // STREAMS:         thunder.fusion gemm "g2"
 // STREAMS-NOT:       thunder.wait
-// STREAMS-SAME:      thunder.stream = 1 : i64, thunder.workspace = 8192 : i64
+// STREAMS-SAME:      thunder.stream = 1 : i64, thunder.workspace = 8448 : i64
 // STREAMS:         thunder.fusion pointwise "s"
 // STREAMS-SAME:      thunder.wait = array<i64: 0>
 
@@ -127,7 +129,7 @@ func.func @dynamic(%x: tensor<?x32xf32>, %w: tensor<32x32xf32>) -> tensor<?x32xf
 // the same bytes instead of another workspace.
 
 // CHECK-LABEL: func.func @same_stream
-// CHECK-SAME:    bytes = 16384 : i64
+// CHECK-SAME:    bytes = 16576 : i64
 // CHECK:         thunder.fusion gemm "g1"
 // CHECK-SAME:      thunder.workspace = [[W:[0-9]+]] : i64
 // CHECK:         thunder.fusion gemm "g2"

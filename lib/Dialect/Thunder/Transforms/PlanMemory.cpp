@@ -145,7 +145,7 @@ struct ThunderPlanMemory
           continue;
         workspaceEntry[k] = packed.size();
         arena::Tensor entry;
-        entry.bytes = static_cast<uint64_t>(libraryWorkspace);
+        entry.bytes = workspaceReservation();
         entry.first = k;
         entry.last = lastConcurrent[k];
         // The previous library kernel of this stream runs before this one:
@@ -169,7 +169,7 @@ struct ThunderPlanMemory
       for (unsigned t : arenaTensors)
         naive += arena::alignUp(packed[arenaIndex[t]].bytes, kAlignment);
       if (llvm::any_of(workspaceEntry, [](int64_t e) { return e >= 0; }))
-        naive += arena::alignUp(static_cast<uint64_t>(libraryWorkspace), kAlignment);
+        naive += arena::alignUp(workspaceReservation(), kAlignment);
       std::vector<size_t> chainOf;
       std::vector<arena::Interval> chains = arena::buffersOf(packed, &chainOf);
       std::vector<int64_t> chainHome(chains.size(), -1);
@@ -219,8 +219,9 @@ struct ThunderPlanMemory
       }
       Operation *kernel = graph.kernels[k];
       if (workspaceEntry[k] >= 0)
-        kernel->setAttr(kWorkspaceAttr,
-                        builder.getI64IntegerAttr(int64_t(offsets[workspaceEntry[k]])));
+        kernel->setAttr(kWorkspaceAttr, builder.getI64IntegerAttr(int64_t(
+                                            arena::alignUp(offsets[workspaceEntry[k]],
+                                                           kWorkspaceAlignment))));
       else
         kernel->removeAttr(kWorkspaceAttr);
       kernel->setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(kernelOffsets));
@@ -246,6 +247,14 @@ struct ThunderPlanMemory
     func->setAttr(kArenaAttr, builder.getDictionaryAttr(arenaInfo));
 
     addReuseWaits(graph, arenaIndex, workspaceEntry, offsets, home, dynamic);
+  }
+
+  /// Library workspaces start 256-byte aligned (cuBLASLt's requirement) in
+  /// an arena whose entries are `kAlignment`-aligned: each reserves the
+  /// slack to round its offset up.
+  static constexpr uint64_t kWorkspaceAlignment = 256;
+  uint64_t workspaceReservation() const {
+    return static_cast<uint64_t>(libraryWorkspace) + kWorkspaceAlignment - kAlignment;
   }
 
   /// Each kernel's stream (thunder.stream; 0 without one).
@@ -430,8 +439,7 @@ struct ThunderPlanMemory
     };
     auto workspaceExtent = [&](unsigned k) -> Extent {
       uint64_t begin = offsets[workspaceEntry[k]];
-      return {-1, begin,
-              begin + arena::alignUp(static_cast<uint64_t>(libraryWorkspace), kAlignment)};
+      return {-1, begin, begin + arena::alignUp(workspaceReservation(), kAlignment)};
     };
     // Tensors by last use, for the run-time arena's dead frontier.
     SmallVector<unsigned> byLastUse;

@@ -546,7 +546,10 @@ bool dnn_conv(const Ctx &c, const T *in, const T *w, T *out, i64 batch, i64 cin,
       s *= dims[d];
     }
   };
-  std::vector<int64_t> key = {type, rank, groups, int64_t(c.lib_workspace_bytes)};
+  // Pointer alignments too: cuDNN may pick a vectorized algorithm for the
+  // first batch chunk that a less aligned later chunk could not use.
+  std::vector<int64_t> key = {type, rank, groups, int64_t(c.lib_workspace_bytes),
+                              int64_t(alignment_of(in)), int64_t(alignment_of(out))};
   for (int d = 0; d < rank; ++d)
     key.insert(key.end(), {x[d], y[d], f[d]});
   for (int s = 0; s < spatial; ++s)
@@ -806,6 +809,10 @@ public:
   }
 
   ~Runtime() {
+    // cuDNN's handle outlives the streams below (members are destroyed
+    // after this body): point it at none of them first.
+    if (have_dnn)
+      dnn.setStream(dnn.handle, nullptr);
     if (exec)
       cudaGraphExecDestroy(exec);
     if (capture)

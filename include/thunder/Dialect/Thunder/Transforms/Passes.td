@@ -309,14 +309,19 @@ def ThunderPlanMemory : Pass<"thunder-plan-memory", "func::FuncOp"> {
 
     Library workspaces (option `library-workspace = W`, bytes; 0, the
     default, plans none): every `gemm` and `conv` kernel gets W bytes of
-    workspace for the library it calls (cuBLASLt, cuDNN), live at that
-    kernel only, packed in the arena with the tensors, so it takes bytes
-    that are free while the kernel runs rather than memory of its own:
-    `thunder.workspace = <offset>` on the kernel; `thunder.arena` gains
-    `workspace = W`; `bytes` and `lower_bound` count the workspaces,
-    `naive` one of them. Kernels on other streams that reuse those bytes wait as for
-    a tensor. Static shapes only: with a run-time arena no kernel gets
-    `thunder.workspace` (the backend provides the workspace itself).
+    workspace for the library it calls (cuBLASLt, cuDNN), packed in the
+    arena with the tensors, so it takes bytes that are free while the kernel
+    runs rather than memory of its own. A workspace is live from its kernel
+    to the last kernel that the schedule's streams and waits do not order
+    after it (concurrent library calls never share bytes); a kernel whose
+    previous library kernel on the same stream still has a live workspace
+    takes the same bytes. `thunder.workspace = <offset>` on the kernel,
+    256-byte aligned (each workspace reserves W + 192 bytes to round its
+    offset up); `thunder.arena` gains `workspace = W`; `bytes` and
+    `lower_bound` count the workspaces, `naive` one of them. Kernels on
+    other streams that reuse those bytes wait as for a tensor. Static shapes
+    only: with a run-time arena no kernel gets `thunder.workspace` (the
+    backend provides the workspace itself).
 
     Before:
     ```mlir
