@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -16,6 +17,7 @@ from conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "tools" / "gpucheck"))
 import bundle  # noqa: E402
+import gpucheck  # noqa: E402
 import models  # noqa: E402
 import thunder_ctypes  # noqa: E402
 
@@ -28,22 +30,33 @@ def made(tmp_path_factory, build_dir):
     return out, manifest
 
 
-def test_bundle_holds_everything_the_gpu_side_needs(made):
+def test_bundle_holds_everything_the_gpu_side_needs(made, tmp_path):
     out, manifest = made
     for name in ["libThunderRuntime.so", "zoo.py", "models.py", "thunder_ctypes.py",
-                 "gpucheck.py", "run.sh", "inputs.pt", "manifest.json"]:
+                 "gpucheck.py", "run.sh", "inputs.pt", "manifest.json", bundle.ARCHIVE]:
         assert (out / name).is_file(), name
     assert json.loads((out / "manifest.json").read_text()) == manifest
-    [entry] = manifest["models"]
-    assert (entry["model"], entry["dtype"]) == ("mlp", "float32")
-    assert (out / entry["library"]).is_file()
-    assert (out / manifest["pointwise"]).is_file() and (out / manifest["gemm"]).is_file()
+    # A library with a dynamic batch, and the static-shape one of float32 at batch 8.
+    dynamic, static = manifest["models"]
+    assert (dynamic["model"], dynamic["dtype"], dynamic["batch"]) == ("mlp", "float32", None)
+    assert (static["model"], static["dtype"], static["batch"]) == ("mlp", "float32", 8)
+    # The libraries travel packed; the GPU side unpacks them beside the manifest, once.
+    assert not (out / "models").exists()
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    gpucheck.unpack(copy, manifest)
+    for entry in manifest["models"]:
+        assert (copy / entry["library"]).is_file()
+    assert (copy / manifest["pointwise"]).is_file() and (copy / manifest["gemm"]).is_file()
+    (copy / dynamic["library"]).unlink()
+    gpucheck.unpack(copy, manifest)
+    assert not (copy / dynamic["library"]).exists()
     # Only what runs there: no headers, sources or build directories.
-    assert not list(out.rglob("*.h")) and not list(out.rglob("*.cu"))
-    assert not list(out.rglob(".thunder-build*"))
+    assert not list(copy.rglob("*.h")) and not list(copy.rglob("*.cu"))
+    assert not list(copy.rglob(".thunder-build*"))
     # The recorded checksums are those of the models and inputs built from the zoo.
     model, _ = models.build("mlp", batch=1)
-    assert entry["checksum"] == models.checksum(model)
+    assert dynamic["checksum"] == static["checksum"] == models.checksum(model)
     inputs = torch.load(out / "inputs.pt")
     assert set(inputs) == {"mlp/b1", "mlp/b8"}
     assert inputs["mlp/b8"][0].shape[0] == 8
@@ -59,7 +72,7 @@ def test_run_script_is_valid_bash(made):
 def test_bundle_over_the_size_limit_is_refused(tmp_path, build_dir):
     with pytest.raises(SystemExit, match="over the 0.1 MiB the device tool can carry"):
         bundle.make_bundle(build_dir, tmp_path / "b", ["mlp"], ["float32"], "sm_90a", jobs=1,
-                           max_mib=0.1, micro=False)
+                           max_mib=0.1, micro=False, static=False)
 
 
 def test_checksum_is_deterministic_and_covers_every_weight():
@@ -87,6 +100,7 @@ def _has_cuda_driver() -> bool:
 def test_ctypes_loader_fails_cleanly_without_a_gpu(made):
     out, manifest = made
     runtime = thunder_ctypes.Runtime(str(out / "libThunderRuntime.so"))
+    gpucheck.unpack(out, manifest)
     with pytest.raises(thunder_ctypes.ThunderError) as error:
         thunder_ctypes.Model(runtime, str(out / manifest["models"][0]["library"]))
     assert error.value.status == "THUNDER_ERROR_DEVICE"

@@ -2,13 +2,18 @@
 
     python tools/gpucheck/bundle.py --build-dir build --out .gpucheck
 
-compiles every zoo model for CUDA in float32 and bfloat16 (one library each, dynamic
-batch, run at batch 1 and 8), a fused pointwise kernel and a GEMM for the microbenchmarks,
-and writes them to --out with the runtime library, the reference inputs, each model's
-state_dict checksum and the GPU-side scripts. The GPU machine has no MLIR and a Python
-that cannot import thunder._C: it runs `bash .gpucheck/run.sh`, which loads the runtime
-through ctypes. Everything must fit in --max-mib (the device tool carries 64 MiB with the
-source tree).
+compiles every zoo model for CUDA in float32 and bfloat16: one library each with a dynamic
+batch (run at batch 1 and 8: the run-time arena, composite norms and softmax), and
+libraries of static shapes (bfloat16 at batch 1 and 8, float32 at batch 8: decomposed and
+fused norms and softmax, a planned arena with the library workspaces in it, what
+`thunder-compile` makes of a static export); a fused pointwise kernel and a GEMM for the
+microbenchmarks. It writes them to --out, the libraries packed in libraries.tar.xz (xz
+at preset 9 keeps one copy of the weights the libraries of a model share), with the
+runtime library, the reference inputs, each model's state_dict checksum and the GPU-side
+scripts. The GPU machine has no MLIR and a Python that cannot import thunder._C: it runs
+`bash .gpucheck/run.sh`, which unpacks the libraries and loads the runtime through
+ctypes. Everything must fit in --max-mib (the device tool carries 64 MiB with the source
+tree).
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -56,9 +62,17 @@ func.func @main(%a: tensor<?x?xbf16> {thunder.name = "a", thunder.dim_symbols = 
 
 GPU_SIDE_FILES = ["models.py", "thunder_ctypes.py", "gpucheck.py", "run.sh"]
 
+#: The static-shape libraries of every model: (dtype, batch).
+STATIC = (("bfloat16", 1), ("bfloat16", 8), ("float32", 8))
 
-def _compile_model(build_dir: str, out: str, name: str, dtype: str, cuda_arch: str) -> dict:
-    """Compiles one model (in a worker process) and returns its manifest entry."""
+#: The archive the libraries travel in (gpucheck.unpack opens it there).
+ARCHIVE = "libraries.tar.xz"
+
+
+def _compile_model(build_dir: str, out: str, name: str, dtype: str, cuda_arch: str,
+                   batch: int | None = None) -> dict:
+    """Compiles one model (in a worker process) and returns its manifest entry: with a
+    dynamic batch, or static shapes at `batch`."""
     sys.path.insert(0, str(pathlib.Path(build_dir) / "python"))
     sys.path.insert(0, str(REPO / "test" / "python"))
     sys.path.insert(0, str(HERE))
@@ -68,17 +82,18 @@ def _compile_model(build_dir: str, out: str, name: str, dtype: str, cuda_arch: s
     from zoo import ZOO
 
     start = time.monotonic()
-    model, inputs = models.build(name, batch=8, dtype=dtype)
+    model, inputs = models.build(name, batch=batch or 8, dtype=dtype)
     reference, _ = models.build(name, batch=8, dtype="float32")
-    dynamic = ZOO[name].dynamic_batch(inputs)
+    dynamic = ZOO[name].dynamic_batch(inputs) if batch is None else None
     program = thunder.export(model, inputs, dynamic_shapes=dynamic)
-    artifact = f"{name}_{dtype}"
+    artifact = f"{name}_{dtype}" + (f"_b{batch}" if batch else "")
     directory = pathlib.Path(out) / "models" / artifact
     result = program.module.compile(str(directory), target="cuda", name=artifact,
                                     cuda_arch=cuda_arch)
     # The header is not needed on the GPU side.
     pathlib.Path(result["header"]).unlink()
-    return {"model": name, "dtype": dtype, "library": os.path.relpath(result["library"], out),
+    return {"model": name, "dtype": dtype, "batch": batch,
+            "library": os.path.relpath(result["library"], out),
             "checksum": models.checksum(model), "fp32_checksum": models.checksum(reference),
             "seconds": round(time.monotonic() - start, 1)}
 
@@ -97,13 +112,25 @@ def _compile_mlir(thunder_compile: pathlib.Path, text: str, name: str, out: path
     return os.path.relpath(directory / f"lib{name}.so", out)
 
 
+def _pack(out: pathlib.Path, folders: list[str]) -> None:
+    """Moves `folders` of `out` into out/ARCHIVE, a model's libraries side by side so
+    that xz's 64 MiB window finds the weights they share."""
+    with tarfile.open(out / ARCHIVE, "w:xz", preset=9) as tar:
+        for folder in folders:
+            for path in sorted((out / folder).rglob("*")):
+                if path.is_file():
+                    tar.add(path, arcname=str(path.relative_to(out)))
+    for folder in folders:
+        shutil.rmtree(out / folder)
+
+
 def _size_mib(path: pathlib.Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
 
 def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
                 dtypes: list[str], cuda_arch: str, jobs: int, max_mib: float,
-                micro: bool = True) -> dict:
+                micro: bool = True, static: bool = True) -> dict:
     """Writes the bundle and returns its manifest."""
     sys.path.insert(0, str(REPO / "test" / "python"))
     sys.path.insert(0, str(HERE))
@@ -136,12 +163,17 @@ def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
     # Fresh interpreters (spawn): forking a process that has run torch can hang.
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = [pool.submit(_compile_model, str(build_dir), str(out), name, dtype, cuda_arch)
-                   for name in names for dtype in dtypes]
+        variants = [(dtype, None) for dtype in dtypes]
+        if static:
+            variants += [(dtype, batch) for dtype, batch in STATIC if dtype in dtypes]
+        futures = [pool.submit(_compile_model, str(build_dir), str(out), name, dtype, cuda_arch,
+                               batch)
+                   for name in names for dtype, batch in variants]
         for future in futures:
             entry = future.result()
-            print(f"[bundle] {entry['model']} {entry['dtype']}: {entry['seconds']} s",
-                  flush=True)
+            shapes = f"static batch {entry['batch']}" if entry["batch"] else "dynamic batch"
+            print(f"[bundle] {entry['model']} {entry['dtype']} ({shapes}): "
+                  f"{entry['seconds']} s", flush=True)
             entries.append(entry)
     manifest = {"models": entries, "batches": list(models.BATCHES), "cuda_arch": cuda_arch,
                 "torch_here": torch.__version__,
@@ -150,6 +182,10 @@ def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
         manifest["pointwise"] = _compile_mlir(thunder_compile, POINTWISE_MLIR, "pointwise", out,
                                               cuda_arch)
         manifest["gemm"] = _compile_mlir(thunder_compile, GEMM_MLIR, "gemm", out, cuda_arch)
+    manifest["archive"] = ARCHIVE
+    print(f"[bundle] packing the libraries ({_size_mib(out):.1f} MiB) into {ARCHIVE}",
+          flush=True)
+    _pack(out, ["models"] + (["micro"] if micro else []))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = _size_mib(out)
     print(f"[bundle] {out}: {size:.1f} MiB", flush=True)

@@ -3,10 +3,11 @@
 For every model of the bundle (compiled here by tools/gpucheck/bundle.py) in float32 and
 bfloat16 at batch 1 and 8: rebuilds the eager model from the zoo with the same seed and
 checks its state_dict checksum against the one recorded when it was compiled, runs the
-compiled library through Thunder's runtime (ctypes over the C API) on CUDA tensors and
-the current stream, compares with eager PyTorch on the GPU (TF32 off for float32), and
-times eager, Thunder, torch.compile (default, then max-autotune-no-cudagraphs) and
-AOTInductor with CUDA events (median of many runs). Then the fused pointwise kernel
+compiled libraries through Thunder's runtime (ctypes over the C API) on CUDA tensors and
+the current stream (the library with a dynamic batch at both batches, and the static-shape
+library of that dtype and batch where the bundle has one), compares with eager PyTorch on
+the GPU (TF32 off for float32), and times eager, Thunder, torch.compile (default, then
+max-autotune-no-cudagraphs) and AOTInductor with CUDA events (median of many runs). Then the fused pointwise kernel
 against a device-to-device copy (256 MB and 1 GB) and the GEMM against torch.matmul
 (cuBLAS). Prints one markdown report and writes it to $OUT/gpucheck.md when OUT is set.
 
@@ -88,6 +89,41 @@ def compare(actual: list, expected: list, dtype: str) -> tuple[bool, str]:
     return ok, f"max abs err {worst:.2e}"
 
 
+def unpack(bundle: pathlib.Path, manifest: dict) -> None:
+    """Unpacks the libraries (bundle.py packs them into one xz archive) beside the
+    manifest, once."""
+    archive = manifest.get("archive")
+    done = bundle / ".unpacked"
+    if not archive or done.exists():
+        return
+    import tarfile
+    with tarfile.open(bundle / archive) as tar:
+        tar.extractall(bundle, filter="data")
+    done.write_text(archive + "\n")
+
+
+def check_and_time(compiled, model, x, dtype) -> tuple[str, float | None]:
+    """Runs `compiled` on `x` against eager `model`: the check ("ok (...)", "MISMATCH
+    (...)") and Thunder's median milliseconds. The runs after the first replay a CUDA
+    graph, so the outputs are checked again after one of those."""
+    with torch.inference_mode():
+        expected = models.flat_outputs(model(*x))
+        run, outputs = compiled.bind(x)
+        run()
+        torch.cuda.synchronize()
+        ok, detail = compare(outputs, expected, dtype)
+        check = ("ok" if ok else "MISMATCH") + f" ({detail})"
+        ms = time_ms(run)
+        for out in outputs:
+            out.fill_(float("nan") if out.is_floating_point() else 0)
+        run()
+        torch.cuda.synchronize()
+        replay_ok, replay = compare(outputs, expected, dtype)
+        if ok and not replay_ok:
+            check = f"MISMATCH after graph replay ({replay})"
+    return check, ms
+
+
 def fmt(ms) -> str:
     return "-" if ms is None else (ms if isinstance(ms, str) else f"{ms:.3f}")
 
@@ -108,6 +144,7 @@ def main(argv=None) -> int:
     budget = Budget(args.budget)
     bundle = pathlib.Path(args.bundle)
     manifest = json.loads((bundle / "manifest.json").read_text())
+    unpack(bundle, manifest)
     inputs = torch.load(bundle / "inputs.pt")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -122,7 +159,6 @@ def main(argv=None) -> int:
     entries = [e for e in manifest["models"]
                if args.models is None or e["model"] in args.models]
     eager_models = {}  # (model, dtype) -> eager module on the GPU
-    loaded = {}        # (model, dtype) -> thunder_ctypes.Model
 
     def inputs_for(name, batch, dtype):
         key = f"{name}/b{batch}"
@@ -132,9 +168,9 @@ def main(argv=None) -> int:
         torch_dtype = getattr(torch, dtype)
         return [(t.to(torch_dtype) if t.is_floating_point() else t).to(device) for t in tensors]
 
-    # 1. Correctness and timing against eager.
-    for entry in entries:
-        name, dtype = entry["model"], entry["dtype"]
+    # 1. Correctness and timing against eager: the eager models, then every library.
+    for name, dtype in dict.fromkeys((e["model"], e["dtype"]) for e in entries):
+        entry = next(e for e in entries if (e["model"], e["dtype"]) == (name, dtype))
         try:
             model, _ = models.build(name, batch=1, dtype=dtype)
             digest = models.checksum(model)
@@ -143,41 +179,42 @@ def main(argv=None) -> int:
                     f"CHECKSUM MISMATCH: the eager {name} ({dtype}) built here has state_dict "
                     f"sha256 {digest[:16]}..., the compiled one {entry['checksum'][:16]}... "
                     f"(zoo.py, transformers or torch builds the model differently)")
-            model = model.to(device)
-            eager_models[(name, dtype)] = model
-            loaded[(name, dtype)] = thunder_ctypes.Model(runtime, str(bundle / entry["library"]))
+            eager_models[(name, dtype)] = model.to(device)
         except Exception as error:  # noqa: BLE001
             log(f"{name} {dtype}: {error}")
             for batch in manifest["batches"]:
                 rows[(name, dtype, batch)] = {"check": f"FAILED: {error}"}
+    for entry in entries:
+        name, dtype, static = entry["model"], entry["dtype"], entry.get("batch")
+        model = eager_models.get((name, dtype))
+        if model is None:
             continue
-        for batch in manifest["batches"]:
+        # The dynamic-batch library fills "check"/"thunder" at every batch, a static one
+        # "static check"/"static" at its own.
+        check, column = ("static check", "static") if static else ("check", "thunder")
+        batches = [static] if static else manifest["batches"]
+        try:
+            compiled = thunder_ctypes.Model(runtime, str(bundle / entry["library"]))
+        except Exception as error:  # noqa: BLE001
+            log(f"{name} {dtype} {entry['library']}: {error}")
+            for batch in batches:
+                rows.setdefault((name, dtype, batch), {})[check] = f"FAILED: {error}"
+            continue
+        for batch in batches:
             row = rows.setdefault((name, dtype, batch), {})
             try:
                 x = inputs_for(name, batch, dtype)
-                with torch.inference_mode():
-                    expected = models.flat_outputs(model(*x))
-                    run, outputs = loaded[(name, dtype)].bind(x)
-                    run()
-                    torch.cuda.synchronize()
-                    ok, detail = compare(outputs, expected, dtype)
-                    row["check"] = ("ok" if ok else "MISMATCH") + f" ({detail})"
-                    row["eager"] = time_ms(lambda: model(*x))
-                    row["thunder"] = time_ms(run)
-                    # The runs after the first replay a CUDA graph: check those too.
-                    for out in outputs:
-                        out.fill_(float("nan") if out.is_floating_point() else 0)
-                    run()
-                    torch.cuda.synchronize()
-                    replay_ok, replay = compare(outputs, expected, dtype)
-                    if not replay_ok:
-                        row["check"] = f"MISMATCH after graph replay ({replay})"
-                log(f"{name} {dtype} b{batch}: {row['check']}, eager {fmt(row['eager'])} ms, "
-                    f"thunder {fmt(row['thunder'])} ms")
+                row[check], row[column] = check_and_time(compiled, model, x, dtype)
+                if "eager" not in row:
+                    with torch.inference_mode():
+                        row["eager"] = time_ms(lambda: model(*x))
+                log(f"{name} {dtype} b{batch} ({column}): {row[check]}, "
+                    f"eager {fmt(row['eager'])} ms, thunder {fmt(row[column])} ms")
             except Exception as error:  # noqa: BLE001
-                row["check"] = f"FAILED: {type(error).__name__}: {error}"
-                log(f"{name} {dtype} b{batch}: {row['check']}")
+                row[check] = f"FAILED: {type(error).__name__}: {error}"
+                log(f"{name} {dtype} b{batch} ({column}): {row[check]}")
                 traceback.print_exc()
+        compiled.close()
 
     # 2. Microbenchmarks: fused pointwise bandwidth, GEMM against cuBLAS.
     micro = []
@@ -277,25 +314,29 @@ def main(argv=None) -> int:
              f"milliseconds per inference (median, CUDA events), ratios are speedups of "
              f"Thunder over each", "",
              "| model | dtype | batch | check | eager | thunder | vs eager | compile | vs compile "
-             "| max-autotune | vs autotune | AOTI | vs AOTI |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| max-autotune | vs autotune | AOTI | vs AOTI | static check | thunder static "
+             "| vs eager |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     speedups = {}
     for (name, dtype, batch), row in sorted(rows.items()):
-        t = row.get("thunder")
+        t, st = row.get("thunder"), row.get("static")
         lines.append(
             f"| {name} | {dtype} | {batch} | {row.get('check', '-')} | {fmt(row.get('eager'))} "
             f"| {fmt(t)} | {ratio(row.get('eager'), t)} | {fmt(row.get('compile'))} "
             f"| {ratio(row.get('compile'), t)} | {fmt(row.get('autotune'))} "
             f"| {ratio(row.get('autotune'), t)} | {fmt(row.get('aoti'))} "
-            f"| {ratio(row.get('aoti'), t)} |")
-        if isinstance(t, float) and isinstance(row.get("eager"), float):
-            speedups.setdefault((dtype, batch), []).append((row["eager"] / t, name))
+            f"| {ratio(row.get('aoti'), t)} | {row.get('static check', '-')} | {fmt(st)} "
+            f"| {ratio(row.get('eager'), st)} |")
+        for kind, ms in (("dynamic batch", t), ("static shapes", st)):
+            if isinstance(ms, float) and isinstance(row.get("eager"), float):
+                speedups.setdefault((dtype, batch, kind), []).append((row["eager"] / ms, name))
     lines.append("")
-    for (dtype, batch), values in sorted(speedups.items()):
+    for (dtype, batch, kind), values in sorted(speedups.items()):
         geomean = math.exp(sum(math.log(v) for v, _ in values) / len(values))
         slowest = min(values)
-        lines.append(f"- {dtype} batch {batch}: geomean speedup over eager {geomean:.2f}x "
-                     f"over {len(values)} models; slowest {slowest[1]} {slowest[0]:.2f}x")
+        lines.append(f"- {dtype} batch {batch}, {kind}: geomean speedup over eager "
+                     f"{geomean:.2f}x over {len(values)} models; slowest {slowest[1]} "
+                     f"{slowest[0]:.2f}x")
     lines += ["", "| microbenchmark | Thunder | reference | ratio |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in micro]
     if notes:
@@ -304,10 +345,10 @@ def main(argv=None) -> int:
     print(report, flush=True)
     if os.environ.get("OUT"):
         pathlib.Path(os.environ["OUT"], "gpucheck.md").write_text(report + "\n")
-    for model in loaded.values():
-        model.close()
     log("done")
-    failures = [k for k, r in rows.items() if not str(r.get("check", "")).startswith("ok")]
+    failures = [k for k, r in rows.items()
+                if not str(r.get("check", "")).startswith("ok")
+                or not str(r.get("static check", "ok")).startswith("ok")]
     return 1 if failures else 0
 
 

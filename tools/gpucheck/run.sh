@@ -6,6 +6,11 @@
 # (--budget SECONDS, --models NAME...).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# gpucheck.py unpacks the libraries beside the manifest: work on a copy where that
+# folder is read-only.
+if [[ ! -w "$HERE" ]]; then
+  rm -rf /tmp/gpucheck-bundle && cp -r "$HERE" /tmp/gpucheck-bundle && HERE=/tmp/gpucheck-bundle
+fi
 PY="${PYTHON:-python3}"
 SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 LIBS=""
