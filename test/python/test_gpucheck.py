@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 
 import pytest
 import torch
@@ -125,3 +128,112 @@ def test_ctypes_loader_runs_a_cpu_model(tmp_path, build_dir):
         torch.testing.assert_close(out, model(*inputs), rtol=1e-4, atol=1e-4)
     finally:
         compiled.close()
+
+
+class _FakeEvent:
+    def __init__(self, enable_timing=False):
+        self.t = 0.0
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return (other.t - self.t) * 1e3
+
+
+def _fake_gpu(monkeypatch, made, *, graph_fails=False):
+    """gpucheck's torch with a CPU standing in for the GPU, and a Thunder model that runs
+    the eager model (what the check compares with): the GPU side's control flow, not its
+    numbers. With graph_fails, every run after a model's first fails as a broken CUDA
+    graph would."""
+    import types
+    fake = types.ModuleType("torch")
+    fake.__dict__.update(torch.__dict__)
+    fake.device = lambda kind: torch.device("cpu")
+    props = types.SimpleNamespace(name="FakeGPU", multi_processor_count=132)
+    fake.cuda = types.SimpleNamespace(
+        Event=_FakeEvent, synchronize=lambda: None, get_device_properties=lambda d: props,
+        current_stream=lambda: types.SimpleNamespace(cuda_stream=0))
+    fake.compile = lambda model, **kw: model
+    fake._dynamo = types.SimpleNamespace(reset=lambda: None)
+    fake._inductor = types.SimpleNamespace(
+        aoti_compile_and_package=lambda ep, package_path=None: package_path,
+        aoti_load_package=lambda path: (lambda *x: None))
+    # The microbenchmarks' 1 GiB vectors and 8192^2 matrices, made small.
+    fake.randn = lambda *shape, **kw: torch.randn(
+        *((min(shape[0], 1 << 16),) if len(shape) == 1 else (64, 64)), dtype=kw.get("dtype"))
+
+    class FakeModel:
+        def __init__(self, runtime, path):
+            name = pathlib.Path(path).name
+            self.graphs = os.environ.get("THUNDER_CUDA_GRAPHS") != "0"
+            if name.startswith("libmlp"):
+                dtype = "bfloat16" if "bfloat16" in name else "float32"
+                self.fn = models.build("mlp", batch=1, dtype=dtype)[0]
+            elif name == "libpointwise.so":
+                self.fn = lambda x: torch.relu(x * 1.5 + 0.5)
+            else:
+                self.fn = lambda a, b: a @ b
+            self.runs = 0
+
+        def bind(self, inputs):
+            outputs = [torch.empty_like(o) for o in models.flat_outputs(self.fn(*inputs))]
+
+            def run():
+                self.runs += 1
+                if graph_fails and self.graphs and self.runs > 1:
+                    raise thunder_ctypes.ThunderError("THUNDER_ERROR_DEVICE",
+                                                      "cudaGraphInstantiate: bad")
+                for o, r in zip(outputs, models.flat_outputs(self.fn(*inputs))):
+                    o.copy_(r)
+            return run, outputs
+
+        def __call__(self, *inputs):
+            run, outputs = self.bind(list(inputs))
+            run()
+            return outputs
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(gpucheck, "torch", fake)
+    monkeypatch.setattr(gpucheck, "thunder_ctypes", types.SimpleNamespace(
+        Runtime=lambda path: None, Model=FakeModel, ThunderError=thunder_ctypes.ThunderError))
+    out, manifest = made
+    bundle_copy = pathlib.Path(tempfile.mkdtemp()) / "bundle"
+    shutil.copytree(out, bundle_copy)
+    return bundle_copy
+
+
+def test_gpu_side_runs_end_to_end_on_a_fake_gpu(made, monkeypatch, tmp_path):
+    bundle_dir = _fake_gpu(monkeypatch, made)
+    monkeypatch.setenv("OUT", str(tmp_path))
+    assert gpucheck.main(["--bundle", str(bundle_dir), "--budget", "600"]) == 0
+    report = (tmp_path / "gpucheck.md").read_text()
+    assert "GPU check" in report and "FakeGPU" in report
+    # The dynamic-batch library at batch 1 and 8, the static one at 8, all checked.
+    assert "| mlp | float32 | 1 | ok (" in report
+    assert "| mlp | float32 | 8 | ok (" in report
+    row8 = next(line for line in report.splitlines() if line.startswith("| mlp | float32 | 8 "))
+    assert row8.count("ok (") == 2
+    assert "float32 batch 8, static shapes: geomean speedup" in report
+    # Every microbenchmark ran, and the other compilers were timed.
+    assert report.count("| pointwise relu") == 2 and report.count("| GEMM bf16") == 4
+    assert "FAILED" not in report and "skipped" not in report
+
+
+def test_gpu_side_reports_a_failing_cuda_graph_and_times_without(made, monkeypatch, tmp_path):
+    bundle_dir = _fake_gpu(monkeypatch, made, graph_fails=True)
+    monkeypatch.setenv("OUT", str(tmp_path))
+    # A failing graph fails the check, though the rows are still timed.
+    assert gpucheck.main(["--bundle", str(bundle_dir), "--budget", "600"]) == 1
+    report = (tmp_path / "gpucheck.md").read_text()
+    row1 = next(line for line in report.splitlines() if line.startswith("| mlp | float32 | 1 "))
+    assert "ok (" in row1 and "CUDA graph FAILED (THUNDER_ERROR_DEVICE" in row1
+    assert "timed without graphs" in row1
+    # Still timed: the thunder column holds a number.
+    cells = [c.strip() for c in row1.split("|")]
+    assert float(cells[6]) > 0

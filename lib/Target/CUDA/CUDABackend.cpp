@@ -480,12 +480,13 @@ LogicalResult Emitter::run(EmittedSources &out) {
   if (numStreams > 1)
     os << "  rt.fork(main);\n";
   os << "\n" << host;
+  // The join first: an output copied here may come from another stream.
+  if (numStreams > 1)
+    os << "  rt.join(main);\n";
   os << "  // Outputs no kernel wrote.\n";
   for (auto &[k, v] : outputCopies)
     os << "  " << spell.memcpyAsync << "(out[" << k << "], " << name(v) << ", "
        << bytesExpr(v) << ", " << spell.deviceToDevice << ", main);\n";
-  if (numStreams > 1)
-    os << "  rt.join(main);\n";
   os << "  if (failure)\n    return report_library(error, error_size, failure, &rt.dnn);\n"
         "  return 0;\n}\n\n";
 
@@ -552,7 +553,11 @@ std::string Emitter::createAndRun() {
   for (auto &[v, offset, literal] : splats)
     os << "  fill(c, reinterpret_cast<" << elem(v) << " *>(W + " << offset << "), "
        << typeOf(v).getNumElements() << "LL, st<" << elem(v) << ">(" << literal << "));\n";
+  // cudaMemcpy from pageable memory may return before the copy lands, and the
+  // first run may be on a non-blocking stream: the device is idle before
+  // create() returns.
   os << "  e = cudaStreamSynchronize(s);\n  cudaStreamDestroy(s);\n"
+        "  if (e == cudaSuccess)\n    e = cudaDeviceSynchronize();\n"
         "  if (e == cudaSuccess)\n    e = cudaGetLastError();\n"
         "  return e == cudaSuccess ? 0 : report(error, size, \"filling the constants\", e);\n}\n\n"
         "int create(const char *path, void **state, char *error, size_t error_size) {\n"

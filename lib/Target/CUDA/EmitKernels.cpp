@@ -775,6 +775,12 @@ LogicalResult Emitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
         if (r > kMaxRankForIndex)
           return a.emitError("the CUDA backend handles attention of rank <= ")
                  << kMaxRankForIndex;
+        for (Value t : {q, v}) {
+          int64_t dim = typeOf(t).getDimSize(r - 1);
+          if (!ShapedType::isDynamic(dim) && dim > 256)
+            return a.emitError("the CUDA attention kernel takes head dims up to 256, got ")
+                   << dim;
+        }
         std::string batch = "int64_t(1)";
         for (int d = 0; d < r - 2; ++d)
           batch += " * " + dimExpr(q, d);
@@ -803,7 +809,7 @@ LogicalResult Emitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
            << name(a) << ", " << batch << ", " << dimExpr(q, r - 2) << ", " << dimExpr(k, r - 2)
            << ", " << dimExpr(q, r - 1) << ", " << dimExpr(v, r - 1) << ", "
            << doubleLiteral(scale) << ", " << b(a.getCausal()) << ", mask))\n"
-           << "        failure = 2; // head dims above 256\n    }\n";
+           << "        failure = kFailureAttention; // head dims above 256\n    }\n";
         return success();
       })
       .Default([&](Operation *other) {

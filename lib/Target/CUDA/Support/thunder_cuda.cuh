@@ -83,6 +83,16 @@ template <class T> __host__ __device__ inline compute_t<T> cv(T x) {
     return x;
 }
 
+/// float to an f8 type as PyTorch converts: to nearest even, and out of range
+/// to NaN (e4m3fn, which has no infinity) or infinity (e5m2), not saturated
+/// as the __nv_fp8 constructors do.
+template <class T> __host__ __device__ inline T to_fp8(float x) {
+  T r;
+  r.__x = __nv_cvt_float_to_fp8(x, __NV_NOSAT,
+                                std::is_same_v<T, f8e4m3fn> ? __NV_E4M3 : __NV_E5M2);
+  return r;
+}
+
 /// Stores a compute-typed value as T with PyTorch's conversion rules: to bool
 /// is `!= 0`, float to integer truncates (NaN gives 0), narrowing floats round
 /// to nearest even.
@@ -92,11 +102,10 @@ template <class T, class U> __host__ __device__ inline T st(U x) {
       return static_cast<float>(x) != 0.0f;
     else
       return x != U(0);
+  } else if constexpr (std::is_same_v<T, f8e4m3fn> || std::is_same_v<T, f8e5m2>) {
+    return to_fp8<T>(static_cast<float>(x));
   } else if constexpr (is_lowp<T>::value) {
-    if constexpr (is_lowp<U>::value)
-      return T(static_cast<float>(x));
-    else
-      return T(static_cast<float>(x));
+    return T(static_cast<float>(x));
   } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<U>) {
     return x != x ? T(0) : static_cast<T>(std::trunc(x));
   } else if constexpr (is_lowp<U>::value) {
@@ -1082,7 +1091,8 @@ struct MaskInfo {
 template <class T, int EPL>
 __global__ void attention_kernel(const T *__restrict__ q, const T *__restrict__ k,
                                  const T *__restrict__ v, T *__restrict__ out, i64 l, i64 s,
-                                 int e, int ev, double scale, bool causal, MaskInfo mask) {
+                                 int e, int ev, double scale, bool causal, MaskInfo mask,
+                                 i64 b0) {
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
   constexpr int kTile = 32, kWarps = 4;
   A *ks = dynamic_smem<A>();      // [kTile][e + 1]
@@ -1090,7 +1100,7 @@ __global__ void attention_kernel(const T *__restrict__ q, const T *__restrict__ 
   A *qs = vs + kTile * ev;                       // [kWarps][e]
   A *ps = qs + kWarps * e;                       // [kWarps][kTile]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const i64 b = blockIdx.y;
+  const i64 b = b0 + blockIdx.y; // launches cover at most 65535 batches each
   const i64 row = i64(blockIdx.x) * kWarps + warp;
   const bool active = row < l;
   const T *kb = k + b * s * e, *vb = v + b * s * ev;
@@ -1185,15 +1195,18 @@ bool sdpa(const Ctx &c, const T *q, const T *k, const T *v, T *out, i64 batch, i
   if (batch * l == 0)
     return true;
   i64 widest = std::max(e, ev);
-  if (widest > 256 || batch > 65535)
+  if (widest > 256)
     return false;
   size_t smem = (32 * (e + 1) + 32 * ev + 4 * e + 4 * 32) * sizeof(A);
-  dim3 grid(unsigned((l + 3) / 4), unsigned(batch));
   auto launch = [&](auto kernel) {
     if (smem > 48 * 1024)
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    kernel<<<grid, 128, smem, c.stream>>>(q, k, v, out, l, s, int(e), int(ev), scale,
-                                          causal, mask);
+    // The grid's y dimension holds 65535 batches at most: one launch per chunk.
+    for (i64 b0 = 0; b0 < batch; b0 += 65535) {
+      dim3 grid(unsigned((l + 3) / 4), unsigned(std::min<i64>(65535, batch - b0)));
+      kernel<<<grid, 128, smem, c.stream>>>(q, k, v, out, l, s, int(e), int(ev), scale,
+                                            causal, mask, b0);
+    }
   };
   if (widest <= 32)
     launch(attention_kernel<T, 1>);

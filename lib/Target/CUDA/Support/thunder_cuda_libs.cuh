@@ -303,12 +303,19 @@ void gemm(const Ctx &c, bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 l
   if (lt_gemm(c, ta, tb, m, n, k, a, lda, sa, b, ldb, sb, out, ldc, sc, batch, epi, bias))
     return;
   dim3 block(16, 16);
+  // The grid's y and z dimensions hold 65535 blocks: rows and batches in chunks.
+  constexpr i64 kRows = 65535 * 16;
   for (i64 b0 = 0; b0 < batch; b0 += 65535) {
     i64 nb = std::min<i64>(65535, batch - b0);
-    dim3 grid(unsigned((n + 15) / 16), unsigned((m + 15) / 16), unsigned(nb));
-    gemm_tiled_kernel<T><<<grid, block, 0, c.stream>>>(ta, tb, m, n, k, a + b0 * sa, lda, sa,
-                                                      b + b0 * sb, ldb, sb, out + b0 * sc, ldc,
-                                                      sc, epi, bias);
+    for (i64 r0 = 0; r0 < m; r0 += kRows) {
+      i64 mr = std::min<i64>(kRows, m - r0);
+      const T *ar = a + b0 * sa + (ta ? r0 : r0 * lda);
+      dim3 grid(unsigned((n + 15) / 16), unsigned((mr + 15) / 16), unsigned(nb));
+      gemm_tiled_kernel<T><<<grid, block, 0, c.stream>>>(ta, tb, mr, n, k, ar, lda, sa,
+                                                        b + b0 * sb, ldb, sb,
+                                                        out + b0 * sc + r0 * ldc, ldc, sc, epi,
+                                                        bias);
+    }
   }
 }
 
@@ -726,9 +733,15 @@ inline int report(char *error, size_t size, const char *what, cudaError_t e) {
   return 1;
 }
 
-/// Writes which library call failed (Ctx::error's code) into error; returns 1.
+/// Ctx::error's code of an attention whose head dims the kernel does not
+/// take (above 256: refused at compile time when the dims are static).
+constexpr int kFailureAttention = 1;
+
+/// Writes what failed (Ctx::error's code) into error; returns 1.
 inline int report_library(char *error, size_t size, int code, const Dnn *dnn) {
-  if (code >= 2000)
+  if (code == kFailureAttention)
+    snprintf(error, size, "attention with head dims above 256 is not supported on CUDA");
+  else if (code >= 2000)
     snprintf(error, size, "cuDNN's convolution failed with status %d (%s)", code - 2000,
              dnn && dnn->errorString ? dnn->errorString(code - 2000) : "unknown");
   else
