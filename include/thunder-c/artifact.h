@@ -106,7 +106,8 @@ typedef struct thunder_model_v1 {
 
   /* Runs the model. `outputs` are allocated by the caller with the shapes
    * from output_shapes; `workspace` has workspace_bytes bytes, 64-byte
-   * aligned (NULL when workspace_bytes is 0), private to this run, so runs on
+   * aligned (256-byte for CUDA/HIP models, as device allocations are; NULL
+   * when workspace_bytes is 0), private to this run, so runs on
    * different workspaces may proceed concurrently. It is memory on the
    * model's device: host memory for CPU models, device memory for CUDA/HIP
    * models (allocated stream-ordered on `stream`, freed after the work the

@@ -28,6 +28,11 @@
 // CHECK: c.lib_workspace = ws + 33554688ULL; // thunder.workspace
 // CHECK: matmul(c, a0, v{{[0-9]+}}, tmp1, int64_t(1), 8LL, 16LL, 32LL, false, true, false);
 // CHECK: fused_linear_gelu_1_epilogue<<<
+// The workspaces are 256-byte multiples from the workspace's start, which
+// must itself be 256-byte aligned (a device allocation is).
+// CHECK-LABEL: int run(
+// CHECK: if (reinterpret_cast<uintptr_t>(ws) % 256) {
+// CHECK-NEXT: snprintf(error, error_size, "the workspace is not 256-byte aligned");
 
 func.func @main(%x: tensor<8x32xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %w = thunder.constant dense<0.5> : tensor<16x32xf32>
