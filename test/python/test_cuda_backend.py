@@ -59,8 +59,12 @@ def test_zoo_model_compiles_and_links_for_cuda(name, tmp_path):
     assert "cudart" not in needed and "cublas" not in needed
 
 
-def test_bf16_transformer_compiles_for_cuda(tmp_path):
-    library = _compile("llama", tmp_path, dtype=torch.bfloat16)
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_zoo_model_compiles_for_cuda_in_bf16(name, tmp_path):
+    """bf16 with static shapes: the decomposed norms and softmax as row kernels with
+    bf16 row caches, and the workspaces planned in the arena (what the GPU check's
+    static libraries are)."""
+    library = _compile(name, tmp_path, dtype=torch.bfloat16)
     source = (tmp_path / "model.cu")
     assert library.is_file() and not source.exists()  # the build directory is removed
 
