@@ -8,12 +8,23 @@ without a built package the run stops with a message saying how to build it.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import pathlib
 import sys
 
 import pytest
 import torch
+
+def has_cuda_driver() -> bool:
+    """Whether this machine has the CUDA driver (the tests of the no-GPU paths skip
+    where it does)."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
 
 TEST_DIR = pathlib.Path(__file__).resolve().parent
 REPO_ROOT = TEST_DIR.parents[1]

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 import thunder
+from conftest import has_cuda_driver
 from zoo import ZOO
 
 
@@ -94,20 +95,12 @@ def test_library_holds_sm80_and_sm90a_cubins(tmp_path):
     assert "sm_90a" in listing and "sm_80" not in listing, listing
 
 
-def _has_cuda_driver() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def mlp_library(tmp_path_factory) -> pathlib.Path:
     return _compile("mlp", tmp_path_factory.mktemp("mlp"))
 
 
-@pytest.mark.skipif(_has_cuda_driver(), reason="this machine has a CUDA driver")
+@pytest.mark.skipif(has_cuda_driver(), reason="this machine has a CUDA driver")
 def test_loading_without_a_gpu_fails_clearly(mlp_library):
     with pytest.raises(thunder.RuntimeError) as error:
         thunder.load(mlp_library)
@@ -116,7 +109,7 @@ def test_loading_without_a_gpu_fails_clearly(mlp_library):
                                 "CUDA driver (libcuda.so.1 not found)")
 
 
-@pytest.mark.skipif(_has_cuda_driver(), reason="this machine has a CUDA driver")
+@pytest.mark.skipif(has_cuda_driver(), reason="this machine has a CUDA driver")
 def test_thunder_run_without_a_gpu_fails_clearly(mlp_library, build_dir):
     run = subprocess.run([str(build_dir / "bin" / "thunder-run"), str(mlp_library)],
                          capture_output=True, text=True)
@@ -124,7 +117,7 @@ def test_thunder_run_without_a_gpu_fails_clearly(mlp_library, build_dir):
     assert "compiled for CUDA, but this machine has no CUDA driver" in run.stderr
 
 
-@pytest.mark.skipif(_has_cuda_driver(), reason="this machine has a CUDA driver")
+@pytest.mark.skipif(has_cuda_driver(), reason="this machine has a CUDA driver")
 def test_compile_for_cuda_from_python_fails_at_load_without_a_gpu(tmp_path):
     model, inputs = ZOO["mlp"].build(size="small", batch=2)
     # The library is built; loading it (to run it) needs a GPU.

@@ -16,7 +16,7 @@ import time
 import pytest
 import torch
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, has_cuda_driver
 
 sys.path.insert(0, str(REPO_ROOT / "tools" / "gpucheck"))
 import bundle  # noqa: E402
@@ -91,15 +91,7 @@ def test_checksum_is_deterministic_and_covers_every_weight():
     assert torch.equal(a.fc1.weight, models.build("mlp", batch=2)[0].fc1.weight)
 
 
-def _has_cuda_driver() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(_has_cuda_driver(), reason="this machine has a CUDA driver")
+@pytest.mark.skipif(has_cuda_driver(), reason="this machine has a CUDA driver")
 def test_ctypes_loader_fails_cleanly_without_a_gpu(made):
     out, manifest = made
     runtime = thunder_ctypes.Runtime(str(out / "libThunderRuntime.so"))

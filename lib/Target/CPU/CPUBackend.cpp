@@ -15,7 +15,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/ShapePlan.h"
 #include "llvm/ADT/StringExtras.h"
@@ -39,56 +38,16 @@ namespace {
 namespace thunder::cpu {
 
 LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
-  auto type = cast<RankedTensorType>(op.getType());
-  Type element = type.getElementType();
-  Attribute value = op.getValue();
-  if (auto splat = dyn_cast<SplatElementsAttr>(value)) {
-    std::string literal;
-    if (isa<FloatType>(element))
-      literal = doubleLiteral(splat.getSplatValue<APFloat>().convertToDouble());
-    else if (element.isInteger(1))
-      literal = splat.getSplatValue<bool>() ? "true" : "false";
-    else
-      literal = std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
-    splats.push_back({op.getResult(), literal});
+  if (auto splat = dyn_cast<SplatElementsAttr>(op.getValue())) {
+    splats.push_back({op.getResult(), codegen::splatLiteral(splat)});
     return success();
   }
   // Dense data (a small literal or a resource blob) goes into the blob.
-  ArrayRef<char> bytes;
-  std::vector<char> owned;
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *data = resource.getRawHandle().getBlob();
-    if (!data)
-      return op.emitError("weight '")
-             << resource.getRawHandle().getKey()
-             << "' has no data (was its IR printed with elided weights?)";
-    bytes = data->getData();
-  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (element.isInteger(1)) {
-      for (bool b : dense.getValues<bool>())
-        owned.push_back(b ? 1 : 0);
-    } else {
-      ArrayRef<char> raw = dense.getRawData();
-      owned.assign(raw.begin(), raw.end());
-    }
-    bytes = owned;
-  } else {
-    return op.emitError("unsupported constant attribute");
-  }
-  int64_t expected = type.getNumElements() * elementBytes(element);
-  if (static_cast<int64_t>(bytes.size()) != expected)
-    return op.emitError("constant has ") << bytes.size() << " bytes, expected "
-                                         << expected;
-  while (blob.size() % 64)
-    blob.push_back(0);
-  blobOffsets[op.getResult()] = blob.size();
-  std::string entryName = "constant_" + name(op.getResult());
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
-    entryName = resource.getRawHandle().getKey().str();
-  blobEntries.push_back({entryName, safetensorsDtype(element),
-                         SmallVector<int64_t>(type.getShape()), blob.size(),
-                         blob.size() + bytes.size()});
-  blob.append(bytes.begin(), bytes.end());
+  FailureOr<uint64_t> offset = codegen::appendConstant(
+      op, 64, "constant_" + name(op.getResult()), blob, blobEntries);
+  if (failed(offset))
+    return failure();
+  blobOffsets[op.getResult()] = *offset;
   return success();
 }
 

@@ -19,7 +19,6 @@
 #include "../CPU/Emitter.h" // the C-family helpers shared with the CPU backend
 
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -103,61 +102,17 @@ void Emitter::emitShapes(llvm::raw_ostream &os) {
 LogicalResult Emitter::collectConstants() {
   bool ok = true;
   func.walk([&](ConstantOp op) {
-    auto type = cast<RankedTensorType>(op.getType());
-    Type element = type.getElementType();
-    Attribute value = op.getValue();
-    if (auto splat = dyn_cast<SplatElementsAttr>(value)) {
-      std::string literal;
-      if (isa<FloatType>(element))
-        literal = doubleLiteral(splat.getSplatValue<APFloat>().convertToDouble());
-      else if (element.isInteger(1))
-        literal = splat.getSplatValue<bool>() ? "true" : "false";
-      else
-        literal = std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
-      splats.push_back({op.getResult(), 0, literal});
+    if (auto splat = dyn_cast<SplatElementsAttr>(op.getValue())) {
+      splats.push_back({op.getResult(), 0, codegen::splatLiteral(splat)});
       return;
     }
-    ArrayRef<char> bytes;
-    std::vector<char> owned;
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-      AsmResourceBlob *data = resource.getRawHandle().getBlob();
-      if (!data) {
-        op.emitError("weight '") << resource.getRawHandle().getKey()
-                                 << "' has no data (was its IR printed with elided weights?)";
-        ok = false;
-        return;
-      }
-      bytes = data->getData();
-    } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-      if (element.isInteger(1)) {
-        for (bool b : dense.getValues<bool>())
-          owned.push_back(b ? 1 : 0);
-      } else {
-        ArrayRef<char> raw = dense.getRawData();
-        owned.assign(raw.begin(), raw.end());
-      }
-      bytes = owned;
-    } else {
-      op.emitError("unsupported constant attribute");
+    // Dense data goes into the blob, 256-byte aligned for the device.
+    FailureOr<uint64_t> offset = codegen::appendConstant(
+        op, 256, "constant_" + name(op.getResult()), blob, blobEntries);
+    if (failed(offset))
       ok = false;
-      return;
-    }
-    int64_t expected = type.getNumElements() * elementBytes(element);
-    if (static_cast<int64_t>(bytes.size()) != expected) {
-      op.emitError("constant has ") << bytes.size() << " bytes, expected " << expected;
-      ok = false;
-      return;
-    }
-    while (blob.size() % 256)
-      blob.push_back(0);
-    blobOffsets[op.getResult()] = blob.size();
-    std::string entryName = "constant_" + name(op.getResult());
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
-      entryName = resource.getRawHandle().getKey().str();
-    blobEntries.push_back({entryName, safetensorsDtype(element),
-                           SmallVector<int64_t>(type.getShape()), blob.size(),
-                           blob.size() + bytes.size()});
-    blob.append(bytes.begin(), bytes.end());
+    else
+      blobOffsets[op.getResult()] = *offset;
   });
   // Splats follow the blob in device memory, filled at create().
   deviceBytes = (blob.size() + 255) / 256 * 256;

@@ -1,7 +1,10 @@
 //===- ArtifactSource.cpp - What every C-family artifact source holds -----===//
 #include "thunder/Target/Common/ArtifactSource.h"
 
+#include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Target/Common/FusedBody.h"
 #include "thunder/Target/ShapePlan.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -90,6 +93,57 @@ std::string sourceOf(Location loc) {
     return WalkResult::advance();
   });
   return text;
+}
+
+std::string splatLiteral(SplatElementsAttr splat) {
+  Type element = splat.getElementType();
+  if (isa<FloatType>(element))
+    return doubleLiteral(splat.getSplatValue<APFloat>().convertToDouble());
+  if (element.isInteger(1))
+    return splat.getSplatValue<bool>() ? "true" : "false";
+  return std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
+}
+
+FailureOr<uint64_t> appendConstant(Operation *constant, uint64_t alignment,
+                                   llvm::StringRef fallbackName, std::string &blob,
+                                   std::vector<WeightEntry> &entries) {
+  auto op = cast<mlir::thunder::ConstantOp>(constant);
+  auto type = cast<RankedTensorType>(op.getType());
+  Type element = type.getElementType();
+  Attribute value = op.getValue();
+  ArrayRef<char> bytes;
+  std::vector<char> owned;
+  std::string entryName = fallbackName.str();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *data = resource.getRawHandle().getBlob();
+    if (!data)
+      return op.emitError("weight '")
+             << resource.getRawHandle().getKey()
+             << "' has no data (was its IR printed with elided weights?)";
+    bytes = data->getData();
+    entryName = resource.getRawHandle().getKey().str();
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (element.isInteger(1)) {
+      for (bool b : dense.getValues<bool>())
+        owned.push_back(b ? 1 : 0);
+    } else {
+      ArrayRef<char> raw = dense.getRawData();
+      owned.assign(raw.begin(), raw.end());
+    }
+    bytes = owned;
+  } else {
+    return op.emitError("unsupported constant attribute");
+  }
+  int64_t expected = type.getNumElements() * elementBytes(element);
+  if (static_cast<int64_t>(bytes.size()) != expected)
+    return op.emitError("constant has ") << bytes.size() << " bytes, expected " << expected;
+  while (blob.size() % alignment)
+    blob.push_back(0);
+  uint64_t offset = blob.size();
+  entries.push_back({entryName, safetensorsDtype(element), SmallVector<int64_t>(type.getShape()),
+                     offset, offset + bytes.size()});
+  blob.append(bytes.begin(), bytes.end());
+  return offset;
 }
 
 std::vector<std::pair<Value, uint64_t>>

@@ -1,6 +1,8 @@
 //===- FusedBody.cpp - Per-element C code of a fusion region --------------===//
 #include "thunder/Target/Common/FusedBody.h"
 
+#include "thunder/Target/Common/ArtifactSource.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
@@ -251,15 +253,7 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
     auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
     if (!splat)
       return op->emitError("a fused kernel reads only splat constants inline");
-    std::string literal;
-    Type element = type.getElementType();
-    if (isa<FloatType>(element))
-      literal = doubleLiteral(splat.getSplatValue<APFloat>().convertToDouble());
-    else if (element.isInteger(1))
-      literal = splat.getSplatValue<bool>() ? "true" : "false";
-    else
-      literal = std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
-    code += "      const " + C + " " + name + " = " + C + "(" + literal + ");\n";
+    code += "      const " + C + " " + name + " = " + C + "(" + splatLiteral(splat) + ");\n";
     memo[key] = name;
     return name;
   }

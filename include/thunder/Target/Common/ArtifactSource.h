@@ -12,6 +12,7 @@
 #define THUNDER_TARGET_COMMON_ARTIFACTSOURCE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
@@ -60,6 +61,20 @@ struct WeightEntry {
   llvm::SmallVector<int64_t> shape;
   uint64_t begin, end;
 };
+
+/// The C literal of a splat constant's value: a double literal, "true" /
+/// "false", or an integer with the LL suffix.
+std::string splatLiteral(mlir::SplatElementsAttr splat);
+
+/// Appends the bytes of a dense thunder.constant (a resource blob, or a
+/// literal; i1 as one byte each) to `blob` at the next multiple of
+/// `alignment`, and its safetensors entry (named by its resource key, else
+/// `fallbackName`) to `entries`. Returns the offset, or failure with a
+/// diagnostic at the op (no data: weights elided when the IR was printed; a
+/// size that does not match the type).
+mlir::FailureOr<uint64_t> appendConstant(mlir::Operation *constant, uint64_t alignment,
+                                         llvm::StringRef fallbackName, std::string &blob,
+                                         std::vector<WeightEntry> &entries);
 
 /// The weights as a .safetensors file: the 8-byte header length, the JSON
 /// header (padded so the data starts 64-byte aligned), then `blob`.
