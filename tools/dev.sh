@@ -30,6 +30,7 @@ APT_PACKAGES=(
   python3-venv python3-dev
   clang-19 libclang-rt-19-dev
   libopenblas-dev libdnnl-dev
+  ccache
 )
 
 log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }
@@ -139,14 +140,20 @@ cmd_setup() {
 cmd_build() {
   cmd_setup
   if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
+    local launcher=()
+    command -v ccache >/dev/null 2>&1 \
+      && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
     log "configuring $BUILD_DIR ($BUILD_TYPE)"
     cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" \
       -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
       -DPython3_EXECUTABLE="$VENV/bin/python" \
-      -DTHUNDER_LIT="$VENV/bin/lit"
+      -DTHUNDER_LIT="$VENV/bin/lit" \
+      ${launcher[@]+"${launcher[@]}"}
   fi
   log "building with $JOBS jobs"
-  cmake --build "$BUILD_DIR" -j "$JOBS"
+  # ccache (when configured with it) rewrites paths under the checkout to relative ones,
+  # so a second checkout (a git worktree, a fresh clone) reuses this one's objects.
+  CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
 cmd_test() {
