@@ -365,8 +365,10 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
   for (auto &[n, def] : candidates)
     chosen.try_emplace(classes.getLeaderValue(n), def);
 
-  // Every class needs a definition.
-  for (auto &[ref, n] : ids) {
+  // Every class needs a definition. Dims are visited in the order they were
+  // met (program order), never in the hash map's: the symbols' numbering is
+  // in the generated code, and identical compiles must give identical code.
+  for (auto [n, ref] : llvm::enumerate(refs)) {
     if (chosen.count(classes.getLeaderValue(n)))
       continue;
     Operation *owner = ref.first.getDefiningOp();
@@ -423,7 +425,7 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
     plan.defs.push_back(def);
     return success();
   };
-  for (auto &[ref, n] : ids)
+  for (unsigned n = 0; n < refs.size(); ++n)
     if (failed(emit(classes.getLeaderValue(n))))
       return failure();
 
