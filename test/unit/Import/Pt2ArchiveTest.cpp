@@ -42,8 +42,8 @@ const std::vector<float> kScale = {0.5f, 2.0f, -1.0f};
 const std::vector<int64_t> kShift = {0, 1, 2};
 
 std::string fixturePath() {
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(__FILE__));
-  llvm::sys::path::append(path, "Inputs", "linear.pt2");
+  llvm::SmallString<256> path(THUNDER_UNIT_SOURCE_DIR);
+  llvm::sys::path::append(path, "Import", "Inputs", "linear.pt2");
   return std::string(path);
 }
 

@@ -17,8 +17,8 @@ using namespace thunder::test;
 namespace {
 
 std::string fixturePath() {
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(__FILE__));
-  llvm::sys::path::append(path, "Inputs", "linear.pt2");
+  llvm::SmallString<256> path(THUNDER_UNIT_SOURCE_DIR);
+  llvm::sys::path::append(path, "Import", "Inputs", "linear.pt2");
   return std::string(path);
 }
 
