@@ -8,21 +8,8 @@
 #include "mlir/Transforms/Passes.h"
 #include "thunder/Dialect/Thunder/IR/ThunderDialect.h"
 #include "thunder/Dialect/Thunder/Transforms/Passes.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
-
-auto ::thunder::parsePhase(llvm::StringRef name) -> std::optional<Phase> {
-  using ::thunder::Phase;
-  return llvm::StringSwitch<std::optional<Phase>>(name)
-      .Case("import", Phase::Import)
-      .Case("graph", Phase::Graph)
-      .Case("fusion", Phase::Fusion)
-      .Case("plan", Phase::Plan)
-      .Case("source", Phase::Source)
-      .Case("library", Phase::Library)
-      .Default(std::nullopt);
-}
 
 void ::thunder::buildThunderGraphPipeline(OpPassManager &pm,
                                         const ::thunder::GraphPipelineOptions &options) {

@@ -9,9 +9,9 @@
 #define THUNDER_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "thunder/Support/Phase.h"
 #include "llvm/ADT/StringRef.h"
 
-#include <optional>
 #include <string>
 
 namespace mlir {
@@ -20,16 +20,6 @@ class OpPassManager;
 } // namespace mlir
 
 namespace thunder {
-
-/// The phases a compile goes through, in order; `--compile-to=<phase>` stops
-/// after one of them: the imported IR, the IR after the graph pipeline, the
-/// IR after fusion (kernels), the IR with the schedule and memory plan, the
-/// generated sources, or the linked library.
-enum class Phase { Import, Graph, Fusion, Plan, Source, Library };
-
-/// Parses a phase name ("import", "graph", "fusion", "plan", "source",
-/// "library"); std::nullopt when unknown.
-std::optional<Phase> parsePhase(llvm::StringRef name);
 
 /// Options of the graph-level pipeline.
 struct GraphPipelineOptions

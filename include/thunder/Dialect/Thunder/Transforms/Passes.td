@@ -356,4 +356,32 @@ def ThunderPrintMemoryReport : Pass<"thunder-print-memory-report", "ModuleOp"> {
   }];
 }
 
+def ThunderSetPhase : Pass<"thunder-set-phase", "ModuleOp"> {
+  let summary = "Record the phase a pipeline brought the module to";
+  let description = [{
+    Sets the module attribute `thunder.phase` to `phase` (graph, fusion or
+    plan). Every phase's pipeline ends with it, so a module printed at any
+    phase carries where it stands, and `thunder-compile x.mlir` continues from
+    there. A module already at that phase or a later one is an error: its
+    pipeline would run twice.
+
+    ```mlir
+    module attributes {thunder.phase = "graph"} { ... }
+    ```
+    after `thunder-set-phase{phase=fusion}`:
+    ```mlir
+    module attributes {thunder.phase = "fusion"} { ... }
+    ```
+
+    Rationale: deciding a module's phase by looking for ops (a
+    `thunder.fusion` means fused, an offset attribute means planned) breaks as
+    soon as a phase adds no recognisable op (the StableHLO target's pipeline
+    stops at the graph), and hand-written IR can look like any phase.
+  }];
+  let options = [
+    Option<"phase", "phase", "std::string", /*default=*/"\"graph\"",
+           "The phase reached: graph, fusion or plan">,
+  ];
+}
+
 #endif // THUNDER_DIALECT_THUNDER_TRANSFORMS_PASSES_TD
