@@ -6,8 +6,8 @@
 // torch.export and hands the program JSON and views of the weights to
 // import_program.
 //
-// It also binds the driver (Module.compile: the graph pipeline and
-// thunder::compileModule, what thunder-compile runs) and the runtime's C API
+// It also binds the driver (Module.compile: a thunder::Compiler, what
+// thunder-compile runs) and the runtime's C API
 // (LoadedModel over thunder-c/runtime.h), so that thunder.compile builds and
 // runs a model with the same code as the CLI and a C++ application.
 //
@@ -38,7 +38,7 @@
 #include "thunder-c/runtime.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Dialect/Thunder/Transforms/Reports.h"
-#include "thunder/Driver/Driver.h"
+#include "thunder/Driver/Compiler.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
 #include "thunder/Pipelines/Pipelines.h"
@@ -64,12 +64,6 @@ namespace py = pybind11;
 using namespace thunder_python;
 
 namespace {
-
-/// Seconds since `start`.
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 const char *severityName(mlir::DiagnosticSeverity severity) {
   switch (severity) {
@@ -159,78 +153,60 @@ public:
   }
 
   void runGraphPipeline(bool decomposeComposites) {
+    thunder::CompilerOptions options;
+    options.compileTo = thunder::Phase::Graph;
+    options.pipeline.decomposeComposites = decomposeComposites;
+    thunder::Compiler compiler = makeCompiler(options);
     std::string message;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
       DiagnosticCollector diagnostics(*context);
-      if (mlir::failed(graphPipeline(*module, decomposeComposites)))
+      if (mlir::failed(compiler.lower(*module)))
         message = diagnostics.message(
             "the graph pipeline failed; the module may be partly transformed");
-      else
-        graphApplied = true;
     }
     if (!message.empty())
       throw CompileFailure(message);
   }
 
-  /// Compiles the module into `outputDir` with thunder::compileModule, after
-  /// the graph pipeline (exactly what thunder-compile runs). The pipeline
-  /// runs on a copy (unless run_graph_pipeline already ran), so this Module
-  /// stays as it is and can be compiled again with other options. Returns
-  /// {"library", "header", "artifacts", "seconds": {"graph", "build"}};
-  /// library and header are None with source_only.
+  /// Compiles the module into `outputDir` with a thunder::Compiler (exactly
+  /// what thunder-compile runs) on a copy, so this Module stays as it is and
+  /// can be compiled again with other options. Returns {"library",
+  /// "header", "artifacts", "seconds": {"graph", "build"}}; library and
+  /// header are None with source_only.
   py::dict compile(const std::string &outputDir, const std::string &target,
                    const std::string &name, const std::string &cpu,
                    bool externalWeights, bool sourceOnly, int optLevel,
                    bool keepBuildDir, bool decomposeComposites, bool fuse,
                    const std::string &cudaArch) {
-    thunder::CompileOptions options;
+    thunder::CompilerOptions options;
     options.target = target;
+    options.compileTo = sourceOnly ? thunder::Phase::Source : thunder::Phase::Library;
+    options.pipeline.decomposeComposites = decomposeComposites;
+    options.pipeline.fuse = fuse;
     options.targetOptions.modelName = name;
     options.targetOptions.cpu = cpu;
     options.targetOptions.cudaArch = cudaArch;
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
-    options.sourceOnly = sourceOnly;
     options.keepBuildDir = keepBuildDir;
-    // Checked here: the name becomes a file name and C identifiers.
-    bool validName = !name.empty() && !isdigit(static_cast<unsigned char>(name[0]));
-    for (char c : name)
-      validName &= isalnum(static_cast<unsigned char>(c)) || c == '_';
-    if (!validName)
-      throw py::value_error("the model name '" + name +
-                            "' is not a C identifier (letters, digits, '_', "
-                            "not starting with a digit)");
+    thunder::Compiler compiler = makeCompiler(options);
 
     std::optional<thunder::CompileResult> result;
     std::string message;
-    double graphSeconds = 0, buildSeconds = 0;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
       DiagnosticCollector diagnostics(*context);
       // The pipelines run on a copy: this Module stays as it is.
       mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
-      mlir::ModuleOp toCompile = *copy;
-      auto start = std::chrono::steady_clock::now();
-      if (!graphApplied &&
-          mlir::failed(graphPipeline(toCompile, decomposeComposites)))
-        message = diagnostics.message("the graph pipeline failed");
-      if (message.empty() && mlir::failed(kernelPipeline(toCompile, fuse, target)))
-        message = diagnostics.message("the kernel pipeline failed");
-      graphSeconds = secondsSince(start);
-      if (message.empty()) {
-        start = std::chrono::steady_clock::now();
-        auto compiled = thunder::compileModule(toCompile, outputDir, options);
-        buildSeconds = secondsSince(start);
-        if (mlir::failed(compiled))
-          message = diagnostics.message("compiling '" + name + "' for " +
-                                        target + " into " + outputDir +
-                                        " failed");
-        else
-          result = std::move(*compiled);
-      }
+      auto compiled = compiler.compile(*copy, outputDir);
+      if (mlir::failed(compiled))
+        message = diagnostics.message("compiling '" + name + "' for " + target +
+                                      " into " + outputDir + " failed");
+      else
+        result = std::move(*compiled);
     }
     if (!result)
       throw CompileFailure(message);
@@ -242,8 +218,8 @@ public:
     dict["header"] = pathOrNone(result->header);
     dict["artifacts"] = result->artifacts;
     py::dict seconds;
-    seconds["graph"] = graphSeconds;
-    seconds["build"] = buildSeconds;
+    seconds["graph"] = result->pipelineSeconds;
+    seconds["build"] = result->buildSeconds;
     dict["seconds"] = seconds;
     return dict;
   }
@@ -314,6 +290,12 @@ public:
   /// thunder-plan-memory's borrow-outputs (offsets of tensors with an
   /// `in_output` are into that output's buffer; "borrowed" counts them).
   py::dict memoryPlan(bool fuse, bool decomposeComposites, bool borrowOutputs) {
+    thunder::CompilerOptions options;
+    options.compileTo = thunder::Phase::Plan;
+    options.pipeline.fuse = fuse;
+    options.pipeline.decomposeComposites = decomposeComposites;
+    options.pipeline.borrowOutputs = borrowOutputs;
+    thunder::Compiler compiler = makeCompiler(options);
     std::vector<thunder::FunctionMemoryPlan> plans;
     std::string memoryText, fusionText, message;
     {
@@ -321,17 +303,8 @@ public:
       std::lock_guard<std::mutex> lock(mutex);
       DiagnosticCollector diagnostics(*context);
       mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
-      if (!graphApplied && mlir::failed(graphPipeline(*copy, decomposeComposites)))
-        message = diagnostics.message("the graph pipeline failed");
-      if (message.empty()) {
-        mlir::PassManager pm(context.get());
-        thunder::KernelPipelineOptions options;
-        options.fuse = fuse;
-        options.borrowOutputs = borrowOutputs;
-        thunder::buildThunderKernelPipeline(pm, options);
-        if (mlir::failed(pm.run(*copy)))
-          message = diagnostics.message("the kernel pipelines failed");
-      }
+      if (mlir::failed(compiler.lower(*copy)))
+        message = diagnostics.message("the graph and kernel pipelines failed");
       if (message.empty()) {
         plans = thunder::collectMemoryPlans(*copy);
         memoryText = thunder::formatMemoryReport(*copy);
@@ -381,27 +354,13 @@ public:
   }
 
 private:
-  /// The kernel pipeline with what `target`'s code needs from the memory
-  /// plan (borrowed output buffers, library workspaces in the arena).
-  mlir::LogicalResult kernelPipeline(mlir::ModuleOp op, bool fuse, const std::string &target) {
-    mlir::PassManager pm(context.get());
-    thunder::KernelPipelineOptions options;
-    options.fuse = fuse;
-    if (std::unique_ptr<thunder::TargetBackend> backend = thunder::createTargetBackend(target)) {
-      thunder::PlanNeeds needs = backend->planNeeds();
-      options.borrowOutputs = needs.readsBorrowed;
-      options.libraryWorkspace = needs.libraryWorkspace;
-    }
-    thunder::buildThunderKernelPipeline(pm, options);
-    return pm.run(op);
-  }
-
-  mlir::LogicalResult graphPipeline(mlir::ModuleOp op, bool decomposeComposites) {
-    mlir::PassManager pm(context.get());
-    thunder::GraphPipelineOptions options;
-    options.decomposeComposites = decomposeComposites;
-    thunder::buildThunderGraphPipeline(pm, options);
-    return pm.run(op);
+  /// A Compiler for `options`; a bad option (an unknown target, a model
+  /// name that is not a C identifier) raises ValueError.
+  static thunder::Compiler makeCompiler(const thunder::CompilerOptions &options) {
+    llvm::Expected<thunder::Compiler> compiler = thunder::Compiler::create(options);
+    if (!compiler)
+      throw py::value_error(llvm::toString(compiler.takeError()));
+    return std::move(*compiler);
   }
 
   /// Locks `mutex` for a call that holds the GIL, releasing the GIL while it
@@ -434,8 +393,6 @@ private:
   std::unique_ptr<mlir::MLIRContext> context;
   std::unique_ptr<thunder::Pt2Archive> archive;
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  /// Whether run_graph_pipeline transformed `module` already.
-  bool graphApplied = false;
   /// Serializes the calls that run with the GIL released (the context is
   /// single-threaded); taken after releasing the GIL, so a waiting thread
   /// never holds it.
@@ -665,7 +622,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("decompose_composites") = false, py::arg("fuse") = true,
            py::arg("cuda_arch") = "sm_80,sm_90a",
            "Compiles the module into output_dir as thunder-compile does (on a "
-           "copy: the graph pipeline unless run_graph_pipeline ran, the "
+           "copy: the target's pipeline from the phase the module is at: the "
+           "graph pipeline unless run_graph_pipeline ran, the "
            "kernel pipelines (fusion unless fuse=False, scheduling, memory "
            "planning), then the target's code generation and toolchain): libNAME.so and "
            "NAME.h, plus NAME.safetensors with external_weights; the sources "

@@ -18,7 +18,7 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "unit",
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["thunder-opt", "thunder-compile"], [config.thunder_tools_dir])
+    ["thunder-opt", "thunder-compile", "thunder-translate"], [config.thunder_tools_dir])
 config.substitutions.append(("%python", config.python_executable))
 # An absolute path, for tests that change PATH.
 config.substitutions.append(

@@ -7,9 +7,12 @@
 // thunder-compile model.pt2 --examine
 // thunder-compile --list-ops
 // thunder-compile module.mlir --target=cuda --compile-to=source -o src/   (thunder IR in;
-//   a module with kernels skips fusion, one with thunder.offsets planning too)
+//   it enters at the phase its thunder.phase marker records, or --start-from's)
+// thunder-compile module.mlir --compile-to=source   (the sources on standard output, as
+//   thunder-translate prints them)
 //
-// Runs the same C++ pipelines as thunder-opt and the Python binding. Errors
+// A thunder::Compiler runs the target's pipeline (what thunder-opt's
+// --thunder-<target>-pipeline and the Python binding run) and its code generator. Errors
 // (a malformed archive, unsupported ops: all of them at once) are printed
 // with the user's source lines, the exit status is non-zero, and no output
 // file is written.
@@ -19,7 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "thunder/Driver/Driver.h"
+#include "thunder/Driver/Compiler.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
 #include "thunder/Dialect/Thunder/Transforms/Reports.h"
@@ -54,9 +57,17 @@ static cl::opt<std::string> compileTo(
              "plan (kernels scheduled, memory planned), source (the generated "
              "sources) or library (the default: the linked shared library)"),
     cl::value_desc("phase"), cl::init("library"), cl::cat(category));
+static cl::opt<std::string> startFrom(
+    "start-from",
+    cl::desc("The phase a .mlir input is at (import, graph, fusion, plan); by "
+             "default its thunder.phase attribute says (none: import)"),
+    cl::value_desc("phase"), cl::init(""), cl::cat(category));
 static cl::opt<std::string> target("target",
-                                   cl::desc("The target to compile for: cpu or cuda"),
+                                   cl::desc("The target to compile for (--list-targets)"),
                                    cl::init("cpu"), cl::cat(category));
+static cl::opt<bool> listTargets("list-targets",
+                                 cl::desc("List the targets Thunder compiles for"),
+                                 cl::init(false), cl::cat(category));
 static cl::opt<std::string> cudaArch(
     "cuda-arch",
     cl::desc("CUDA target: the GPU architectures to build code for, "
@@ -136,18 +147,23 @@ int main(int argc, char **argv) {
       argc, argv,
       "Thunder: compile a torch.export archive (.pt2) ahead of time\n");
 
+  thunder::registerAllTargetBackends();
   if (listOps) {
     for (const std::string &op : thunder::import::supportedOps())
       outs() << op << "\n";
+    return 0;
+  }
+  if (listTargets) {
+    for (const std::string &name : thunder::targetBackendNames())
+      outs() << name << "\t" << thunder::targetBackendDescription(name) << "\n";
     return 0;
   }
   if (inputPath.empty())
     return fail("no input: give a .pt2 file written by torch.export.save");
   std::optional<thunder::Phase> phase = thunder::parsePhase(compileTo);
   if (!phase)
-    return fail("unknown phase '" + compileTo +
-                "' for --compile-to; the phases are: import, graph, fusion, plan, "
-                "source, library");
+    return fail("unknown phase '" + compileTo + "' for --compile-to; the phases are: " +
+                thunder::phaseNames());
   for (const std::string &report : reports)
     if (report != "fusion" && report != "memory")
       return fail("unknown report '" + report +
@@ -156,11 +172,35 @@ int main(int argc, char **argv) {
     return fail("--report needs the plan phase; use it with --compile-to=plan, "
                 "source or library");
 
-  // A .mlir file holds a module of thunder IR (written by --compile-to or by
-  // hand): it enters where the import would have left it.
+  // A .mlir file holds a module of thunder IR (written by --compile-to, by
+  // thunder-opt or by hand): it enters at the phase its marker records.
   bool mlirInput = StringRef(inputPath).ends_with(".mlir");
   if (mlirInput && examine)
     return fail("--examine reads a .pt2 archive, not MLIR");
+  if (!startFrom.empty() && !mlirInput)
+    return fail("--start-from is for .mlir input; a .pt2 archive starts at import");
+
+  thunder::CompilerOptions options;
+  options.target = target;
+  options.compileTo = *phase;
+  if (!startFrom.empty()) {
+    options.startFrom = thunder::parsePhase(startFrom);
+    if (!options.startFrom)
+      return fail("unknown phase '" + startFrom + "' for --start-from; the phases are: " +
+                  thunder::phaseNames());
+  }
+  options.pipeline.decomposeComposites = decompose;
+  options.pipeline.fuse = fusion;
+  options.targetOptions.cpu = cpu;
+  options.targetOptions.cudaArch = cudaArch;
+  options.targetOptions.externalWeights = externalWeights;
+  options.targetOptions.modelName =
+      modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
+  options.keepBuildDir = keepBuild;
+  Expected<thunder::Compiler> compiler = thunder::Compiler::create(options);
+  if (!compiler)
+    return fail(toString(compiler.takeError()));
+
   auto archive = mlirInput ? Expected<std::unique_ptr<thunder::Pt2Archive>>(nullptr)
                            : thunder::Pt2Archive::open(inputPath);
   if (!archive)
@@ -190,74 +230,31 @@ int main(int argc, char **argv) {
     if (!module)
       return fail(inputPath + ": cannot parse the module (errors above)");
   } else {
-    thunder::import::ImportOptions options;
-    options.sourceName = (*archive)->displayName().str();
-    module = thunder::import::importPt2Archive(context, **archive, options);
+    thunder::import::ImportOptions importOptions;
+    importOptions.sourceName = (*archive)->displayName().str();
+    module = thunder::import::importPt2Archive(context, **archive, importOptions);
     if (!module)
       return fail(inputPath + ": import failed (errors above)");
   }
 
-  bool toDirectory =
-      *phase == thunder::Phase::Source || *phase == thunder::Phase::Library;
-  if (toDirectory && outputPath.empty())
-    return fail("give -o <directory> for --compile-to=" + compileTo);
-
-  // A .mlir module enters at the phase it was written at: one that holds
-  // kernels (thunder.fusion) is past the graph and fusion pipelines, one
-  // whose kernels carry thunder.offsets is planned too.
-  bool fused = false, planned = false;
-  if (mlirInput)
-    module->walk([&](mlir::Operation *op) {
-      if (op->getName().getStringRef() == "thunder.fusion") {
-        fused = true;
-        planned |= op->hasAttr("thunder.offsets");
-      }
-    });
-
-  if (*phase != thunder::Phase::Import && !fused) {
-    mlir::PassManager pm(&context);
-    thunder::GraphPipelineOptions graphOptions;
-    graphOptions.decomposeComposites = decompose.getValue();
-    thunder::buildThunderGraphPipeline(pm, graphOptions);
-    if (mlir::failed(pm.run(*module)))
-      return fail(inputPath + ": the graph pipeline failed (errors above)");
-  }
-  if (*phase >= thunder::Phase::Fusion && !planned) {
-    mlir::PassManager pm(&context);
-    thunder::KernelPipelineOptions kernelOptions;
-    kernelOptions.fuse = fusion.getValue();
-    // What the target's code needs from the memory plan: borrowed output
-    // buffers (CPU), library workspaces in the arena (CUDA).
-    if (std::unique_ptr<thunder::TargetBackend> backend =
-            thunder::createTargetBackend(target)) {
-      thunder::PlanNeeds needs = backend->planNeeds();
-      kernelOptions.borrowOutputs = needs.readsBorrowed;
-      kernelOptions.libraryWorkspace = needs.libraryWorkspace;
-    }
-    if (fused)
-      thunder::buildThunderPlanPipeline(pm, kernelOptions);
-    else if (*phase == thunder::Phase::Fusion)
-      thunder::buildThunderFusionPipeline(pm, kernelOptions);
-    else
-      thunder::buildThunderKernelPipeline(pm, kernelOptions);
-    if (mlir::failed(pm.run(*module)))
-      return fail(inputPath + ": the kernel pipeline failed (errors above)");
-  }
+  if (mlir::failed(compiler->lower(*module)))
+    return fail(inputPath + ": the " + target + " pipeline failed (errors above)");
   for (const std::string &report : reports)
     outs() << (report == "fusion" ? thunder::formatFusionReport(*module)
                                   : thunder::formatMemoryReport(*module));
 
-  if (toDirectory) {
-    thunder::CompileOptions compile;
-    compile.target = target;
-    compile.targetOptions.cpu = cpu;
-    compile.targetOptions.cudaArch = cudaArch;
-    compile.targetOptions.externalWeights = externalWeights;
-    compile.targetOptions.modelName =
-        modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
-    compile.sourceOnly = *phase == thunder::Phase::Source;
-    compile.keepBuildDir = keepBuild;
-    auto result = thunder::compileModule(*module, outputPath, compile);
+  // The sources without -o: printed as thunder-translate prints them.
+  if (*phase == thunder::Phase::Source && (outputPath.empty() || outputPath == "-")) {
+    auto sources = compiler->emit(*module);
+    if (mlir::failed(sources))
+      return fail(inputPath + ": code generation failed (errors above)");
+    thunder::printSources(*sources, outs());
+    return 0;
+  }
+  if (*phase == thunder::Phase::Source || *phase == thunder::Phase::Library) {
+    if (outputPath.empty())
+      return fail("give -o <directory> for --compile-to=" + compileTo);
+    auto result = compiler->compile(*module, outputPath);
     if (mlir::failed(result))
       return fail(inputPath + ": compilation failed (errors above)");
     if (!result->library.empty())
@@ -270,8 +267,8 @@ int main(int argc, char **argv) {
   // Written to a temporary file and renamed into place on success: a failed
   // run leaves no half-written output.
   std::string errorMessage;
-  auto output =
-      mlir::openOutputFile(outputPath.empty() ? std::string("-") : outputPath.getValue(), &errorMessage);
+  auto output = mlir::openOutputFile(
+      outputPath.empty() ? std::string("-") : outputPath.getValue(), &errorMessage);
   if (!output)
     return fail(errorMessage);
   mlir::OpPrintingFlags flags;

@@ -1,9 +1,13 @@
-//===- TargetBackend.h - The interface every code generator implements -*- C++ -*-===//
+//===- TargetBackend.h - The interface every target implements --*- C++ -*-===//
 //
-// DESIGN.md decision 7: a target backend emits the source of a planned
-// module (kernels and the host program implementing thunder-c/artifact.h),
-// names its toolchain and flags, and describes its device. lib/Driver turns
-// the sources into libNAME.so.
+// DESIGN.md decision 7: a target backend owns its lowering. It builds its own
+// pass pipeline between named phases, emits the sources of a lowered module
+// (kernels and the host program implementing thunder-c/artifact.h), and names
+// its toolchain. Backends are found by name in a registry: a new target
+// registers itself (lib/Target/RegisterTargets.cpp) and the driver, the CLI,
+// the Python binding, thunder-opt's `--thunder-<name>-pipeline` and
+// thunder-translate's `--thunder-to-<lang>` all pick it up from there.
+// docs/architecture.md says how to add one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef THUNDER_TARGET_TARGETBACKEND_H
@@ -11,11 +15,22 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
+#include "thunder/Support/Phase.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
 
 namespace thunder {
 
@@ -34,10 +49,42 @@ struct TargetOptions {
   bool externalWeights = false;
 };
 
-/// A file the backend produced, relative to the build directory.
+/// True when `name` is a C identifier: a model name becomes file names and C
+/// symbols (TargetOptions::modelName).
+bool isValidModelName(llvm::StringRef name);
+
+/// Options of the pipelines every backend builds (the graph and kernel
+/// phases); a backend maps them onto its own passes.
+struct PipelineOptions {
+  /// Decompose every composite (softmax, norms, attention) in the graph phase.
+  bool decomposeComposites = false;
+  /// Fuse ops into kernels; off: one kernel per op (the unfused baseline).
+  bool fuse = true;
+  /// Plan with or without tensors borrowing output buffers, whatever the
+  /// backend needs: for reports that compare plans (thunder.memory_plan),
+  /// not for code that a backend emits.
+  std::optional<bool> borrowOutputs;
+};
+
+/// Bytes a backend writes after a file's text without holding them whole
+/// (the weights: views of the module's resource blobs, streamed to disk).
+class ByteStream {
+public:
+  virtual ~ByteStream();
+  /// How many bytes write() writes.
+  virtual uint64_t size() const = 0;
+  /// Writes the bytes to `os`.
+  virtual void write(llvm::raw_ostream &os) const = 0;
+};
+
+/// A file the backend produced, relative to the build directory: `contents`
+/// followed by `stream`'s bytes when there is one.
 struct SourceFile {
   std::string path;
   std::string contents;
+  std::shared_ptr<const ByteStream> stream;
+  /// True for files a reader does not read as text (weights).
+  bool binary = false;
 };
 
 /// What the backend emitted for a module.
@@ -49,8 +96,8 @@ struct EmittedSources {
   std::vector<std::string> artifacts;
 };
 
-/// What a backend's code needs from the memory plan (thunder-plan-memory's
-/// options, set by whoever runs the kernel pipeline for this target).
+/// What a kernel pipeline's memory plan must provide for a backend's code
+/// (thunder-plan-memory's options).
 struct PlanNeeds {
   /// The backend places tensors in output buffers (thunder.borrowed).
   bool readsBorrowed = false;
@@ -68,13 +115,29 @@ class TargetBackend {
 public:
   virtual ~TargetBackend();
 
-  /// "cpu", "cuda", ...
+  /// "cpu", "cuda", ...: what --target names.
   virtual llvm::StringRef name() const = 0;
-  /// What the memory plan must provide for this backend's code.
+  /// The translation that emits this target's sources, without "--"
+  /// ("thunder-to-cpp"): thunder-translate registers it.
+  virtual llvm::StringRef translationName() const = 0;
+
+  /// Adds to `pm` (on a module) the passes that take a module at phase
+  /// `from` to phase `to`, both IR phases with from < to. Each phase ends
+  /// with thunder-set-phase. The default builds Thunder's graph, fusion and
+  /// planning pipelines, planning for planNeeds(); a target that needs no
+  /// kernels or arena builds something else.
+  virtual void buildPipeline(mlir::OpPassManager &pm, Phase from, Phase to,
+                             const PipelineOptions &options) const;
+
+  /// What the memory plan must provide for this backend's code (used by the
+  /// default buildPipeline).
   virtual PlanNeeds planNeeds() const { return {}; }
 
-  /// Emits kernels and the host program for `module` (after the target's
-  /// pipeline). Reports errors as diagnostics on the offending ops.
+  /// The IR phase emit() takes (Phase::Plan for the kernel backends).
+  virtual Phase emitsFrom() const { return Phase::Plan; }
+
+  /// Emits kernels and the host program for `module`, which is at phase
+  /// emitsFrom(). Reports errors as diagnostics on the offending ops.
   virtual mlir::FailureOr<EmittedSources>
   emit(mlir::ModuleOp module, const TargetOptions &options) = 0;
 
@@ -84,6 +147,52 @@ public:
                                 llvm::StringRef buildDir, llvm::StringRef output,
                                 const TargetOptions &options) const = 0;
 };
+
+//===----------------------------------------------------------------------===//
+// The registry
+//===----------------------------------------------------------------------===//
+
+using TargetBackendFactory = std::function<std::unique_ptr<TargetBackend>()>;
+
+/// Registers the backend `name` (what --target names), made by `factory`.
+/// Registering a name twice keeps the first.
+void registerTargetBackend(llvm::StringRef name, llvm::StringRef description,
+                           TargetBackendFactory factory);
+
+/// Registers every backend Thunder has (lib/Target/RegisterTargets.cpp);
+/// idempotent. Tools and the Python binding call it once at start.
+void registerAllTargetBackends();
+
+/// A new backend `name`, or null when none is registered under it.
+std::unique_ptr<TargetBackend> createTargetBackend(llvm::StringRef name);
+
+/// The registered backends' names, in registration order.
+std::vector<std::string> targetBackendNames();
+
+/// The one-line description `name` was registered with ("" when unknown).
+std::string targetBackendDescription(llvm::StringRef name);
+
+/// Registers `--thunder-<name>-pipeline` with thunder-opt for every
+/// registered backend: its buildPipeline from the option `from` (default
+/// import) to `to` (default: the phase it emits from).
+void registerTargetPipelines();
+
+//===----------------------------------------------------------------------===//
+// Emitting
+//===----------------------------------------------------------------------===//
+
+/// `backend`'s sources for `module`, which must be at the phase the backend
+/// emits from (its thunder.phase marker says; an error names the pipeline
+/// to run otherwise). thunder-translate and the Compiler both emit this way.
+mlir::FailureOr<EmittedSources> emitSources(TargetBackend &backend,
+                                            mlir::ModuleOp module,
+                                            const TargetOptions &options);
+
+/// Prints `sources` as one text: each file behind a `// ===== <path> =====`
+/// line, binary files (the weights) as their size and a hash of their bytes.
+/// thunder-translate and `thunder-compile --compile-to=source` without -o
+/// print this.
+void printSources(const EmittedSources &sources, llvm::raw_ostream &os);
 
 } // namespace thunder
 

@@ -44,7 +44,7 @@ LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
   }
   // Dense data (a small literal or a resource blob) goes into the blob.
   FailureOr<uint64_t> offset = codegen::appendConstant(
-      op, 64, "constant_" + name(op.getResult()), blob, blobEntries);
+      op, 64, "constant_" + name(op.getResult()), *blob, blobEntries);
   if (failed(offset))
     return failure();
   blobOffsets[op.getResult()] = *offset;
@@ -323,14 +323,13 @@ LogicalResult Emitter::run(EmittedSources &out) {
   // The weights file first: the entry's create() checks its exact size.
   std::string weightsFile;
   if (options.externalWeights)
-    weightsFile = codegen::safetensorsFile(options.modelName, blobEntries, blob,
-                                           &weightsHeaderBytes);
+    weightsFile = codegen::safetensorsHeader(options.modelName, blobEntries, &weightsHeaderBytes);
   emitEntry(os);
 
   out.files.push_back({"model.cpp", text});
   if (options.externalWeights) {
-    out.files.push_back({options.modelName + ".safetensors",
-                         std::move(weightsFile)});
+    out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile), blob,
+                         /*binary=*/true});
     out.artifacts.push_back(options.modelName + ".safetensors");
     out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
     out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
@@ -338,7 +337,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     out.compileUnits = {"model.cpp"};
     return success();
   }
-  out.files.push_back({"weights.bin", blob});
+  out.files.push_back({"weights.bin", "", blob, /*binary=*/true});
   out.files.push_back(
       {"weights.S", "# The model's weights, embedded at link time.\n"
                     "\t.section .rodata\n\t.balign 64\n"
@@ -416,7 +415,7 @@ int run(const void *state, const thunder_tensor *inputs,
 }
 
 )cpp",
-                       dataStart + blob.size(), weightsHeaderBytes, dataStart)
+                       dataStart + blob->size(), weightsHeaderBytes, dataStart)
       .str();
 }
 
@@ -432,6 +431,11 @@ void Emitter::emitEntry(llvm::raw_ostream &os) {
 namespace thunder {
 
 llvm::StringRef CPUBackend::name() const { return "cpu"; }
+
+void registerCPUTargetBackend() {
+  registerTargetBackend("cpu", "C++ with OpenMP loops and oneDNN/OpenBLAS GEMMs, built by the system c++",
+                        [] { return std::make_unique<CPUBackend>(); });
+}
 
 PlanNeeds CPUBackend::planNeeds() const {
   PlanNeeds needs;

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/Common/ArtifactSource.h"
+#include "thunder/Target/Common/WeightsBlob.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
 #include "llvm/ADT/DenseMap.h"
@@ -131,7 +132,8 @@ private:
   /// Splat constants filled at the start of a run.
   std::vector<std::pair<Value, std::string>> splats;
   /// The weights blob and each constant's offset in it.
-  std::string blob;
+  std::shared_ptr<codegen::WeightsBlob> blob =
+      std::make_shared<codegen::WeightsBlob>();
   llvm::DenseMap<Value, uint64_t> blobOffsets;
   /// The blob's safetensors entries (--external-weights).
   std::vector<codegen::WeightEntry> blobEntries;

@@ -108,14 +108,14 @@ LogicalResult Emitter::collectConstants() {
     }
     // Dense data goes into the blob, 256-byte aligned for the device.
     FailureOr<uint64_t> offset = codegen::appendConstant(
-        op, 256, "constant_" + name(op.getResult()), blob, blobEntries);
+        op, 256, "constant_" + name(op.getResult()), *blob, blobEntries);
     if (failed(offset))
       ok = false;
     else
       blobOffsets[op.getResult()] = *offset;
   });
   // Splats follow the blob in device memory, filled at create().
-  deviceBytes = (blob.size() + 255) / 256 * 256;
+  deviceBytes = (blob->size() + 255) / 256 * 256;
   for (auto &[v, offset, literal] : splats) {
     offset = deviceBytes;
     blobOffsets[v] = offset;
@@ -323,7 +323,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "ULL;\n"
      << "constexpr uint64_t kStreamLibWorkspace = "
      << (streamWorkspaces ? kLibWorkspace : 0) << "ULL;\n"
-     << "constexpr uint64_t kBlobBytes = " << blob.size() << "ULL;\n"
+     << "constexpr uint64_t kBlobBytes = " << blob->size() << "ULL;\n"
      << "constexpr uint64_t kDeviceBytes = " << deviceBytes << "ULL;\n"
      << "const char *const kArchs = " << cppString(options.cudaArch) << ";\n"
      << "constexpr int kNumInputs = " << func.getNumArguments() << ";\n"
@@ -459,8 +459,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
         "  return L.total;\n}\n\n";
   std::string weightsFile;
   if (options.externalWeights)
-    weightsFile = codegen::safetensorsFile(options.modelName, blobEntries, blob,
-                                           &weightsHeaderBytes);
+    weightsFile = codegen::safetensorsHeader(options.modelName, blobEntries, &weightsHeaderBytes);
   emitEntry(os);
 
   out.files.push_back({spell.source, text});
@@ -468,12 +467,13 @@ LogicalResult Emitter::run(EmittedSources &out) {
   out.files.push_back({spell.libsHeader, kThunderCudaLibsHeader});
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
   if (options.externalWeights) {
-    out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile)});
+    out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile), blob,
+                         /*binary=*/true});
     out.artifacts.push_back(options.modelName + ".safetensors");
     out.compileUnits = {spell.source};
     return success();
   }
-  out.files.push_back({"weights.bin", blob});
+  out.files.push_back({"weights.bin", "", blob, /*binary=*/true});
   // A host-only translation unit: the assembler embeds the blob.
   // THUNDER_WEIGHTS_BIN (the blob's absolute path) comes from the link line.
   out.files.push_back({"weights.cpp",
@@ -561,7 +561,7 @@ std::string Emitter::createAndRun() {
   if (rc)
     return rc;
 )cpp",
-                        dataStart + blob.size(), weightsHeaderBytes, dataStart);
+                        dataStart + blob->size(), weightsHeaderBytes, dataStart);
   }
   os << "  *state = st.release();\n  return 0;\n}\n\n"
         "void destroy(void *state) { delete static_cast<State *>(state); }\n\n"
@@ -619,6 +619,11 @@ void Emitter::emitEntry(llvm::raw_ostream &os) {
 namespace thunder {
 
 llvm::StringRef CUDABackend::name() const { return "cuda"; }
+
+void registerCUDATargetBackend() {
+  registerTargetBackend("cuda", "CUDA C++ kernels, cuBLASLt and cuDNN, built by nvcc for --cuda-arch",
+                        [] { return std::make_unique<CUDABackend>(); });
+}
 
 PlanNeeds CUDABackend::planNeeds() const {
   PlanNeeds needs;

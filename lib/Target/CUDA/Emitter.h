@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/Common/ArtifactSource.h"
+#include "thunder/Target/Common/WeightsBlob.h"
 #include "thunder/Target/Common/FusedBody.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
@@ -167,7 +168,8 @@ private:
 
   /// The weights blob (and splat constants, filled at create) and each
   /// constant's offset in it.
-  std::string blob;
+  std::shared_ptr<codegen::WeightsBlob> blob =
+      std::make_shared<codegen::WeightsBlob>();
   uint64_t deviceBytes = 0;
   llvm::DenseMap<Value, uint64_t> blobOffsets;
   std::vector<std::tuple<Value, uint64_t, std::string>> splats;

@@ -104,48 +104,6 @@ std::string splatLiteral(SplatElementsAttr splat) {
   return std::to_string(splat.getSplatValue<APInt>().getSExtValue()) + "LL";
 }
 
-FailureOr<uint64_t> appendConstant(Operation *constant, uint64_t alignment,
-                                   llvm::StringRef fallbackName, std::string &blob,
-                                   std::vector<WeightEntry> &entries) {
-  auto op = cast<mlir::thunder::ConstantOp>(constant);
-  auto type = cast<RankedTensorType>(op.getType());
-  Type element = type.getElementType();
-  Attribute value = op.getValue();
-  ArrayRef<char> bytes;
-  std::vector<char> owned;
-  std::string entryName = fallbackName.str();
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *data = resource.getRawHandle().getBlob();
-    if (!data)
-      return op.emitError("weight '")
-             << resource.getRawHandle().getKey()
-             << "' has no data (was its IR printed with elided weights?)";
-    bytes = data->getData();
-    entryName = resource.getRawHandle().getKey().str();
-  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (element.isInteger(1)) {
-      for (bool b : dense.getValues<bool>())
-        owned.push_back(b ? 1 : 0);
-    } else {
-      ArrayRef<char> raw = dense.getRawData();
-      owned.assign(raw.begin(), raw.end());
-    }
-    bytes = owned;
-  } else {
-    return op.emitError("unsupported constant attribute");
-  }
-  int64_t expected = type.getNumElements() * elementBytes(element);
-  if (static_cast<int64_t>(bytes.size()) != expected)
-    return op.emitError("constant has ") << bytes.size() << " bytes, expected " << expected;
-  while (blob.size() % alignment)
-    blob.push_back(0);
-  uint64_t offset = blob.size();
-  entries.push_back({entryName, safetensorsDtype(element), SmallVector<int64_t>(type.getShape()),
-                     offset, offset + bytes.size()});
-  blob.append(bytes.begin(), bytes.end());
-  return offset;
-}
-
 std::vector<std::pair<Value, uint64_t>>
 inBlobOrder(const llvm::DenseMap<Value, uint64_t> &offsets,
             llvm::function_ref<std::string(Value)> name) {
@@ -159,28 +117,6 @@ inBlobOrder(const llvm::DenseMap<Value, uint64_t> &offsets,
   for (auto &[offset, n, v] : sorted)
     out.emplace_back(v, offset);
   return out;
-}
-
-std::string safetensorsFile(llvm::StringRef modelName, ArrayRef<WeightEntry> entries,
-                            llvm::StringRef blob, int64_t *headerBytes) {
-  std::string header;
-  llvm::raw_string_ostream os(header);
-  os << "{\"__metadata__\":{\"format\":\"thunder\",\"model\":" << cppString(modelName) << "}";
-  for (const WeightEntry &e : entries) {
-    os << "," << cppString(e.name) << ":{\"dtype\":\"" << e.dtype << "\",\"shape\":[";
-    for (auto [i, d] : llvm::enumerate(e.shape))
-      os << (i ? "," : "") << d;
-    os << "],\"data_offsets\":[" << e.begin << "," << e.end << "]}";
-  }
-  os << "}";
-  while ((8 + header.size()) % 64)
-    header.push_back(' ');
-  *headerBytes = header.size();
-  std::string file(8, '\0');
-  uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i)
-    file[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return file + header + blob.str();
 }
 
 void emitComputeSymbols(llvm::raw_ostream &os, const ShapePlan &plan,

@@ -1,5 +1,4 @@
-// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name conv
-// RUN: FileCheck %s < %t/model.cu
+// RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --name conv --file=model.cu | FileCheck %s
 
 // A convolution with the same padding on both sides goes through cuDNN
 // (loaded at create(), its workspace the stream's library workspace, no

@@ -1,5 +1,4 @@
-// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name gemm
-// RUN: FileCheck %s < %t/model.cu
+// RUN: thunder-opt %s --thunder-cuda-pipeline=from=fusion | thunder-translate --thunder-to-cuda --name gemm --file=model.cu | FileCheck %s
 
 // A GEMM region whose epilogue is bias + ReLU is one cuBLASLt call with the
 // RELU_BIAS epilogue; exact GELU (cuBLASLt's is the tanh approximation) runs

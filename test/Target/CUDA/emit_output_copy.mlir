@@ -1,5 +1,4 @@
-// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name dup
-// RUN: FileCheck %s < %t/model.cu
+// RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --name dup --file=model.cu | FileCheck %s
 
 // A value returned twice is written by its kernel into the first output and
 // copied into the second. The matmul runs on a stream of its own (the exp

@@ -1,5 +1,5 @@
-// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name pw
-// RUN: FileCheck %s < %t/model.cu
+// RUN: thunder-opt %s --thunder-cuda-pipeline=from=fusion | thunder-translate --thunder-to-cuda --name pw --file=model.cu | FileCheck %s
+// RUN: rm -rf %t && thunder-compile %s --start-from=fusion --target=cuda --compile-to=source -o %t --name pw
 // RUN: test -f %t/thunder_cuda.cuh && test -f %t/weights.cpp
 
 // A pointwise fusion becomes one kernel, its body from the shared generator

@@ -1,6 +1,5 @@
-// RUN: rm -rf %t && thunder-compile %s --fusion=false --target=cuda --compile-to=source -o %t --name red
-// RUN: FileCheck %s < %t/model.cu
-// RUN: FileCheck %s --check-prefix=HEADER < %t/thunder_cuda.cuh
+// RUN: thunder-opt %s --thunder-cuda-pipeline=fuse=false | thunder-translate --thunder-to-cuda --name red --file=model.cu | FileCheck %s
+// RUN: thunder-opt %s --thunder-cuda-pipeline=fuse=false | thunder-translate --thunder-to-cuda --file=thunder_cuda.cuh | FileCheck %s --check-prefix=HEADER
 
 // Single reductions over trailing dims are generated row kernels; row-wise
 // composites left whole are kernels of the support header.

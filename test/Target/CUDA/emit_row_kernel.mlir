@@ -1,6 +1,5 @@
-// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name rows
-// RUN: FileCheck %s < %t/model.cu
-// RUN: FileCheck %s --check-prefix=HEADER < %t/thunder_cuda.cuh
+// RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --name rows --file=model.cu | FileCheck %s
+// RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --file=thunder_cuda.cuh | FileCheck %s --check-prefix=HEADER
 
 // A decomposed layer_norm (and softmax) is ONE generated kernel: a block per
 // row, a pass and a block reduction (warp shuffles, then the warps through

@@ -1,5 +1,4 @@
-// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name streams
-// RUN: FileCheck %s < %t/model.cu
+// RUN: thunder-translate %s --thunder-to-cuda --name streams --file=model.cu | FileCheck %s
 
 // The schedule's streams and waits become auxiliary streams and events; the
 // memory plan's offsets place the kernels' results in the arena.
@@ -22,21 +21,24 @@
 // CHECK-NEXT: cudaStreamWaitEvent(c.stream, rt.events[0], 0);
 // CHECK: rt.join(main);
 
-func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %e = thunder.fusion pointwise "k_exp_0" (%x) {thunder.stream = 0 : i64, thunder.offsets = array<i64: 0>} : (tensor<64xf32>) -> tensor<64xf32> {
-  ^bb0(%a: tensor<64xf32>):
-    %r = thunder.exp %a : tensor<64xf32>
-    thunder.yield %r : tensor<64xf32>
+// A planned module: thunder-translate emits it as it is.
+module attributes {thunder.phase = "plan"} {
+  func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
+    %e = thunder.fusion pointwise "k_exp_0" (%x) {thunder.stream = 0 : i64, thunder.offsets = array<i64: 0>} : (tensor<64xf32>) -> tensor<64xf32> {
+    ^bb0(%a: tensor<64xf32>):
+      %r = thunder.exp %a : tensor<64xf32>
+      thunder.yield %r : tensor<64xf32>
+    }
+    %n = thunder.fusion pointwise "k_neg_1" (%x) {thunder.stream = 1 : i64, thunder.offsets = array<i64: 256>} : (tensor<64xf32>) -> tensor<64xf32> {
+    ^bb0(%a: tensor<64xf32>):
+      %r = thunder.neg %a : tensor<64xf32>
+      thunder.yield %r : tensor<64xf32>
+    }
+    %s = thunder.fusion pointwise "k_add_2" (%e, %n) {thunder.stream = 0 : i64, thunder.wait = array<i64: 1>, thunder.offsets = array<i64: -1>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> {
+    ^bb0(%a: tensor<64xf32>, %b: tensor<64xf32>):
+      %r = thunder.add %a, %b : tensor<64xf32>
+      thunder.yield %r : tensor<64xf32>
+    }
+    return %s : tensor<64xf32>
   }
-  %n = thunder.fusion pointwise "k_neg_1" (%x) {thunder.stream = 1 : i64, thunder.offsets = array<i64: 256>} : (tensor<64xf32>) -> tensor<64xf32> {
-  ^bb0(%a: tensor<64xf32>):
-    %r = thunder.neg %a : tensor<64xf32>
-    thunder.yield %r : tensor<64xf32>
-  }
-  %s = thunder.fusion pointwise "k_add_2" (%e, %n) {thunder.stream = 0 : i64, thunder.wait = array<i64: 1>, thunder.offsets = array<i64: -1>} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> {
-  ^bb0(%a: tensor<64xf32>, %b: tensor<64xf32>):
-    %r = thunder.add %a, %b : tensor<64xf32>
-    thunder.yield %r : tensor<64xf32>
-  }
-  return %s : tensor<64xf32>
 }

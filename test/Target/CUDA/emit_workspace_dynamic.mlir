@@ -1,5 +1,4 @@
-// RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name dyn
-// RUN: FileCheck %s < %t/model.cu
+// RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --name dyn --file=model.cu | FileCheck %s
 
 // With a dynamic intermediate (the first GEMM's result) the arena is packed
 // at run time and holds tensors only: each stream then gets its own library

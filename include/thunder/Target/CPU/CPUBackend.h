@@ -10,6 +10,7 @@ namespace thunder {
 class CPUBackend final : public TargetBackend {
 public:
   llvm::StringRef name() const override;
+  llvm::StringRef translationName() const override { return "thunder-to-cpp"; }
   /// Tensors may live in output buffers before those are written.
   PlanNeeds planNeeds() const override;
   mlir::FailureOr<EmittedSources> emit(mlir::ModuleOp module,
@@ -18,6 +19,9 @@ public:
                         llvm::StringRef output,
                         const TargetOptions &options) const override;
 };
+
+/// Registers the CPU backend as target "cpu".
+void registerCPUTargetBackend();
 
 } // namespace thunder
 

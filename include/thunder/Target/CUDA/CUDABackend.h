@@ -15,6 +15,7 @@ namespace thunder {
 class CUDABackend final : public TargetBackend {
 public:
   llvm::StringRef name() const override;
+  llvm::StringRef translationName() const override { return "thunder-to-cuda"; }
   /// cuBLASLt's and cuDNN's workspaces in the arena (borrowed output
   /// buffers are not supported yet).
   PlanNeeds planNeeds() const override;
@@ -24,6 +25,9 @@ public:
                         llvm::StringRef output,
                         const TargetOptions &options) const override;
 };
+
+/// Registers the CUDA backend as target "cuda".
+void registerCUDATargetBackend();
 
 /// Parses --cuda-arch ("sm_80,sm_90a"): each entry sm_<digits>[a|f];
 /// failure when the list is empty or an entry is malformed.

@@ -55,32 +55,9 @@ std::vector<std::pair<mlir::Value, uint64_t>>
 inBlobOrder(const llvm::DenseMap<mlir::Value, uint64_t> &offsets,
             llvm::function_ref<std::string(mlir::Value)> name);
 
-/// One weight in the blob: its name, safetensors dtype, shape and byte range.
-struct WeightEntry {
-  std::string name, dtype;
-  llvm::SmallVector<int64_t> shape;
-  uint64_t begin, end;
-};
-
 /// The C literal of a splat constant's value: a double literal, "true" /
 /// "false", or an integer with the LL suffix.
 std::string splatLiteral(mlir::SplatElementsAttr splat);
-
-/// Appends the bytes of a dense thunder.constant (a resource blob, or a
-/// literal; i1 as one byte each) to `blob` at the next multiple of
-/// `alignment`, and its safetensors entry (named by its resource key, else
-/// `fallbackName`) to `entries`. Returns the offset, or failure with a
-/// diagnostic at the op (no data: weights elided when the IR was printed; a
-/// size that does not match the type).
-mlir::FailureOr<uint64_t> appendConstant(mlir::Operation *constant, uint64_t alignment,
-                                         llvm::StringRef fallbackName, std::string &blob,
-                                         std::vector<WeightEntry> &entries);
-
-/// The weights as a .safetensors file: the 8-byte header length, the JSON
-/// header (padded so the data starts 64-byte aligned), then `blob`.
-/// `headerBytes` receives the JSON header's length.
-std::string safetensorsFile(llvm::StringRef modelName, llvm::ArrayRef<WeightEntry> entries,
-                            llvm::StringRef blob, int64_t *headerBytes);
 
 /// `static void compute_symbols(const thunder_tensor *inputs, int64_t *sym)`:
 /// every dynamic size of `plan` from the inputs' shapes, `dim(v, d)` being
