@@ -10,7 +10,9 @@ CPU target static and with a dynamic batch, fused and unfused, with external wei
 CUDA target in fp32 (dynamic batch) and bf16 (static). `--compare` lists every file that
 differs or exists on one side only and exits 1 if there is one; `--ignore-support`
 leaves out the support headers that the backends copy verbatim (thunder_*.h, *.cuh), for
-a step that edits them on purpose.
+a step that edits them on purpose; `--replace /old/checkout /new/checkout` reads the
+before side's checkout path as the after side's (the source-line comments name the files
+of the checkout that compiled them).
 """
 from __future__ import annotations
 
@@ -67,7 +69,8 @@ def _files(root: pathlib.Path, ignore_support: bool) -> dict[str, pathlib.Path]:
     return files
 
 
-def compare(before: pathlib.Path, after: pathlib.Path, ignore_support: bool) -> int:
+def compare(before: pathlib.Path, after: pathlib.Path, ignore_support: bool,
+            replace: list[tuple[str, str]]) -> int:
     a, b = _files(before, ignore_support), _files(after, ignore_support)
     problems = 0
     for rel in sorted(set(a) | set(b)):
@@ -76,6 +79,8 @@ def compare(before: pathlib.Path, after: pathlib.Path, ignore_support: bool) -> 
             problems += 1
             continue
         old, new = a[rel].read_bytes(), b[rel].read_bytes()
+        for before_path, after_path in replace:
+            old = old.replace(before_path.encode(), after_path.encode())
         if old == new:
             continue
         problems += 1
@@ -102,11 +107,14 @@ def main() -> int:
     parser.add_argument("--models", default="mlp,resnet18,bert,gpt2,llama,vit")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--compare", nargs=2, type=pathlib.Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--replace", nargs=2, action="append", metavar=("OLD", "NEW"),
+                        help="read OLD as NEW in the BEFORE files (a checkout's path in the "
+                             "source-line comments); repeatable")
     parser.add_argument("--ignore-support", action="store_true",
                         help="leave out the support headers (thunder_*.h, *.cuh)")
     args = parser.parse_args()
     if args.compare:
-        return compare(*args.compare, args.ignore_support)
+        return compare(*args.compare, args.ignore_support, args.replace or [])
     if not args.out:
         parser.error("give --out DIR or --compare BEFORE AFTER")
     variants = args.variants.split(",")
