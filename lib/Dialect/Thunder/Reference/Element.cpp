@@ -78,8 +78,6 @@ Element Element::fromInt(Type type, int64_t value) {
   return Element(type, APInt(64, value, /*isSigned=*/true).trunc(width));
 }
 
-bool Element::isBool() const { return type.isInteger(1); }
-
 double Element::toDouble() const {
   if (isFloat())
     return roundTo(getFloat(), APFloat::IEEEdouble()).convertToDouble();

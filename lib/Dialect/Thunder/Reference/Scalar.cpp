@@ -25,14 +25,19 @@ static constexpr APFloat::roundingMode kNearest = APFloat::rmNearestTiesToEven;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// `x`'s value in its compute semantics (exact: a widening).
+/// `x`'s value in its compute semantics (exact: a widening). Read from the
+/// value's semantics rather than its Type, as it runs per element.
 static APFloat widen(const Element &x) {
-  return roundTo(x.getFloat(), getComputeSemantics(x.getType()));
+  const llvm::fltSemantics &semantics = x.getFloat().getSemantics();
+  return roundTo(x.getFloat(), &semantics == &APFloat::IEEEdouble()
+                                   ? semantics
+                                   : APFloat::IEEEsingle());
 }
 
-/// A value computed in the compute semantics of `type`, rounded into it.
-static Element narrow(Type type, const APFloat &computed) {
-  return Element(type, roundTo(computed, cast<FloatType>(type).getFloatSemantics()));
+/// A value computed in the compute semantics of `like`'s type, rounded into
+/// that type.
+static Element narrow(const Element &like, const APFloat &computed) {
+  return Element(like.getType(), roundTo(computed, like.getFloat().getSemantics()));
 }
 
 static bool isNegative(const APFloat &value) {
@@ -53,7 +58,7 @@ template <typename Fn>
 static Element floatBinary(const Element &lhs, const Element &rhs, Fn fn) {
   APFloat a = widen(lhs);
   fn(a, widen(rhs));
-  return narrow(lhs.getType(), a);
+  return narrow(lhs, a);
 }
 
 /// An integer op on the operands' values; fn returns std::nullopt for a value
@@ -138,7 +143,7 @@ FailureOr<Element> reference::rsqrt(const Element &x) {
   APFloat root = roundTo(APFloat(std::sqrt(x.toDouble())), semantics);
   APFloat one(semantics, 1);
   one.divide(root, kNearest);
-  return narrow(x.getType(), one);
+  return narrow(x, one);
 }
 
 FailureOr<Element> reference::reciprocal(const Element &x) {
@@ -146,7 +151,7 @@ FailureOr<Element> reference::reciprocal(const Element &x) {
     return failure();
   APFloat one(getComputeSemantics(x.getType()), 1);
   one.divide(widen(x), kNearest);
-  return narrow(x.getType(), one);
+  return narrow(x, one);
 }
 
 FailureOr<Element> reference::tanh(const Element &x) {
@@ -434,7 +439,7 @@ FailureOr<Element> reference::clamp(const Element &x, std::optional<double> lo,
       if (value.compare(bound) == APFloat::cmpGreaterThan)
         value = bound;
     }
-    return narrow(x.getType(), value);
+    return narrow(x, value);
   }
   int64_t value = x.toInt();
   if (lo && value < static_cast<int64_t>(*lo))

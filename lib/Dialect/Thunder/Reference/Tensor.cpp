@@ -27,6 +27,7 @@ std::optional<Tensor> Tensor::fromAttr(ElementsAttr attr) {
   Tensor value;
   value.type = type;
   value.elementBytes = reference::getElementBytes(type.getElementType());
+  value.setElementType(type.getElementType());
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
@@ -63,6 +64,7 @@ Tensor Tensor::allocate(RankedTensorType type, bool splat) {
   value.type = type;
   value.splat = splat;
   value.elementBytes = reference::getElementBytes(type.getElementType());
+  value.setElementType(type.getElementType());
   int64_t size = value.getNumStored() * value.elementBytes;
   value.owned = std::make_shared<AsmResourceBlob>(HeapAsmResourceBlob::allocate(
       size, static_cast<size_t>(value.elementBytes)));
@@ -77,23 +79,29 @@ MutableArrayRef<char> Tensor::getMutableBytes() {
   return MutableArrayRef<char>(const_cast<char *>(bytes.data()), bytes.size());
 }
 
+void Tensor::setElementType(Type element) {
+  bitWidth = element.getIntOrFloatBitWidth();
+  if (auto floatType = dyn_cast<FloatType>(element))
+    semantics = &floatType.getFloatSemantics();
+}
+
 Element Tensor::get(int64_t i) const {
   const char *p = bytes.data() + (splat ? 0 : i) * elementBytes;
   Type element = getElementType();
-  if (element.isInteger(1))
+  if (bitWidth == 1)
     return Element(element, APInt(1, *p != 0));
   uint64_t raw = 0;
   std::memcpy(&raw, p, static_cast<size_t>(elementBytes));
-  APInt bits(element.getIntOrFloatBitWidth(), raw);
-  if (auto floatType = dyn_cast<FloatType>(element))
-    return Element(element, APFloat(floatType.getFloatSemantics(), bits));
+  APInt bits(bitWidth, raw);
+  if (semantics)
+    return Element(element, APFloat(*semantics, bits));
   return Element(element, bits);
 }
 
 void Tensor::set(int64_t i, const Element &value) {
   assert(value.getType() == getElementType() && "an element of another type");
   char *p = getMutableBytes().data() + i * elementBytes;
-  if (value.isBool()) {
+  if (bitWidth == 1) {
     *p = !value.getInt().isZero();
     return;
   }

@@ -43,8 +43,9 @@ public:
 
   Type getType() const { return type; }
   bool isFloat() const { return std::holds_alternative<llvm::APFloat>(value); }
-  /// Whether this is an i1 element (PyTorch's bool).
-  bool isBool() const;
+  /// Whether this is an i1 element (PyTorch's bool). Read from the value's
+  /// width, not the Type: it is asked once or more per element.
+  bool isBool() const { return !isFloat() && getInt().getBitWidth() == 1; }
   /// The value of a float element.
   const llvm::APFloat &getFloat() const { return std::get<llvm::APFloat>(value); }
   /// The value of an integer element.

@@ -77,10 +77,15 @@ public:
 
 private:
   Tensor() = default;
+  void setElementType(Type element);
 
   RankedTensorType type;
   bool splat = false;
   int64_t elementBytes = 0;
+  /// The element type's float semantics (null for integers) and width, read
+  /// once: get() and set() run per element.
+  const llvm::fltSemantics *semantics = nullptr;
+  unsigned bitWidth = 0;
   /// Heap blob written by the interpreter (or unpacked i1 literal), shared by
   /// copies such as withType(); null when the bytes are borrowed.
   std::shared_ptr<AsmResourceBlob> owned;

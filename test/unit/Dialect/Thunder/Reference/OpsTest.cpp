@@ -7,6 +7,7 @@
 
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Dialect/Thunder/Reference/Ops.h"
+#include "thunder/Dialect/Thunder/Reference/Scalar.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -182,6 +183,80 @@ TEST_F(OpsTest, CompareWhereClampConvert) {
   EXPECT_EQ(values(*c), (Doubles{2.5, 2.5, 3}));
   FailureOr<Tensor> h = evalConvertOp(make({2}, f32, {0.1f, 65520}), tensorType({2}, f16));
   EXPECT_EQ(values(*h), (Doubles{0.0999755859375, inf}));
+}
+
+/// Mismatches between evalConvertOp (whose float-to-float conversions take a
+/// host fast path) and the scalar convert() applied to each element.
+static std::string convertMismatches(const Tensor &x, RankedTensorType type) {
+  FailureOr<Tensor> converted = evalConvertOp(x, type);
+  if (failed(converted))
+    return "failed";
+  int64_t count = 0;
+  std::string first;
+  for (int64_t i = 0; i < x.getNumElements(); ++i) {
+    FailureOr<Element> expected = convert(x.get(i), type.getElementType());
+    Element actual = converted->get(i);
+    if (succeeded(expected) && actual.isBitwiseEqual(*expected))
+      continue;
+    if (count++ == 0)
+      first = x.get(i).toString() + " -> " + actual.toString() + ", expected " +
+              (succeeded(expected) ? expected->toString() : "failure");
+  }
+  return count ? std::to_string(count) + " differ, e.g. " + first : "";
+}
+
+TEST_F(OpsTest, HostFloatConversionsAreTheReferences) {
+  std::vector<Type> floats = {f64, f32, f16, bf16};
+  // Every 16-bit pattern of f16 and bf16, NaNs and subnormals included.
+  for (Type from : {f16, bf16}) {
+    Tensor x = Tensor::allocate(tensorType({65536}, from), /*splat=*/false);
+    for (uint32_t bits = 0; bits < 65536; ++bits)
+      x.set(bits, Element(from, llvm::APFloat(cast<FloatType>(from).getFloatSemantics(),
+                                              llvm::APInt(16, bits))));
+    for (Type to : floats)
+      EXPECT_EQ(convertMismatches(x, tensorType({65536}, to)), "")
+          << "from " << Element::fromInt(from, 0).toString() << " to "
+          << Element::fromInt(to, 0).toString();
+  }
+  // f32: every exponent and sign with mantissas at f16's and bf16's rounding
+  // points (ties, one below, one above), and random patterns.
+  std::vector<uint32_t> f32Bits;
+  const uint32_t mantissas[] = {0,      1,      0x0fff, 0x1000, 0x1001, 0x2fff,
+                                0x3000, 0x3001, 0x7fff, 0x8000, 0x8001, 0x17fff,
+                                0x18000, 0x18001, 0x7fffff, 0x400000, 0x7ff000};
+  for (uint32_t sign = 0; sign < 2; ++sign)
+    for (uint32_t exponent = 0; exponent < 256; ++exponent)
+      for (uint32_t mantissa : mantissas)
+        f32Bits.push_back(sign << 31 | exponent << 23 | mantissa);
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state;
+  };
+  for (int i = 0; i < 100000; ++i)
+    f32Bits.push_back(static_cast<uint32_t>(next() >> 32));
+  Tensor x32 = Tensor::allocate(tensorType({int64_t(f32Bits.size())}, f32), false);
+  for (auto [i, bits] : llvm::enumerate(f32Bits))
+    x32.set(i, Element(f32, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, bits))));
+  for (Type to : floats)
+    EXPECT_EQ(convertMismatches(x32, tensorType({int64_t(f32Bits.size())}, to)), "");
+  // f64: values at f32's rounding points (which f16 and bf16 round through:
+  // the double rounding must be the same) and random patterns.
+  std::vector<uint64_t> f64Bits;
+  for (int i = 0; i < 100000; ++i) {
+    uint64_t random = next();
+    f64Bits.push_back(random);
+    // An exponent in f16's range, low 29 bits at an f32 tie or beside it.
+    uint64_t exponent = 1023 - 30 + (random >> 58);
+    uint64_t low[] = {0x10000000, 0x0fffffff, 0x10000001};
+    f64Bits.push_back((random & (1ull << 63)) | exponent << 52 |
+                      (random & 0xfffffe0000000ull) | low[i % 3]);
+  }
+  Tensor x64 = Tensor::allocate(tensorType({int64_t(f64Bits.size())}, f64), false);
+  for (auto [i, bits] : llvm::enumerate(f64Bits))
+    x64.set(i, Element(f64, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, bits))));
+  for (Type to : floats)
+    EXPECT_EQ(convertMismatches(x64, tensorType({int64_t(f64Bits.size())}, to)), "");
 }
 
 //===----------------------------------------------------------------------===//
