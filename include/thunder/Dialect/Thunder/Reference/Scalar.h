@@ -2,8 +2,9 @@
 //
 // One function per elementwise op of the thunder dialect, on single elements:
 // the definition the tensor ops of the reference interpreter map over every
-// element, and that the kernels' support headers (thunder_cpu.h,
-// thunder_cuda.cuh) are checked against.
+// element, and that the generated kernels and their support headers
+// (thunder_cpu.h, thunder_cuda.cuh) are checked against: the CPU ones by
+// test/python/test_reference_oracle.py.
 //
 // The rules, PyTorch's (type promotion is the importer's, so the operands of
 // a binary op share one element type):
