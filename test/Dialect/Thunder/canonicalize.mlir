@@ -56,6 +56,26 @@ func.func @fold_div_rounding() -> (tensor<2xi64>, tensor<2xi64>, tensor<2xf32>) 
 
 // -----
 
+// The folders compute with the reference interpreter's scalar semantics:
+// float floor division is Python's (from fmod), so 1 // 0.1 is 9 as in
+// torch.div(1., 0.1, rounding_mode='floor'), where floor(1 / 0.1) would be
+// 10, and -1 // inf is -1; a splat f64 -> f16 conversion rounds through f32
+// as PyTorch does (1 + 2^-11 + 2^-40 ties there and goes to the even 1.0).
+// CHECK-LABEL: func.func @fold_with_reference_semantics
+func.func @fold_with_reference_semantics() -> (tensor<2xf32>, tensor<2xf16>) {
+  // CHECK-DAG: %[[Q:.+]] = thunder.constant dense<[9.000000e+00, -1.000000e+00]> : tensor<2xf32>
+  // CHECK-DAG: %[[H:.+]] = thunder.constant dense<1.000000e+00> : tensor<2xf16>
+  // CHECK: return %[[Q]], %[[H]]
+  %a = thunder.constant dense<[1.0, -1.0]> : tensor<2xf32>
+  %b = thunder.constant dense<[0.1, 0x7F800000]> : tensor<2xf32>
+  %q = thunder.div %a, %b rounding_mode = floor : tensor<2xf32>
+  %d = thunder.constant dense<1.0004882812509095> : tensor<2xf64>
+  %h = thunder.convert %d : tensor<2xf64> -> tensor<2xf16>
+  return %q, %h : tensor<2xf32>, tensor<2xf16>
+}
+
+// -----
+
 // Integer division by zero is a run-time error in PyTorch: never folded.
 // CHECK-LABEL: func.func @no_fold_div_by_zero
 func.func @no_fold_div_by_zero() -> tensor<2xi64> {

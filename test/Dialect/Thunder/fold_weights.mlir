@@ -298,3 +298,26 @@ func.func @batch_norm_runtime_stats(%x: tensor<1x2x4x4xf32>, %mean: tensor<2xf32
   %z = thunder.batch_norm %y, %mean, %var epsilon = 1.0e-05 : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   return %z : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// The reference interpreter's edge cases, as torch computes them: relu keeps
+// -0.0 (and turns -2 into +0.0), float floor division is Python's
+// (1 // 0.1 is 9, not floor(1 / 0.1) = 10; -1 // inf is -1), and an integer
+// power with a negative exponent is 0 but for the bases 1 and -1.
+// CHECK-LABEL: func.func @reference_edges
+// CHECK-NEXT:  dense<[-0.000000e+00, 0.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT:  dense<[9.000000e+00, -1.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT:  dense<[0, 1, -1]> : tensor<3xi32>
+// CHECK-NEXT:  return
+func.func @reference_edges() -> (tensor<2xf32>, tensor<2xf32>, tensor<3xi32>) {
+  %z = thunder.constant dense<[-0.0, -2.0]> : tensor<2xf32>
+  %r = thunder.relu %z : tensor<2xf32>
+  %a = thunder.constant dense<[1.0, -1.0]> : tensor<2xf32>
+  %b = thunder.constant dense<[0.1, 0x7F800000]> : tensor<2xf32>
+  %q = thunder.div %a, %b rounding_mode = floor : tensor<2xf32>
+  %base = thunder.constant dense<[2, 1, -1]> : tensor<3xi32>
+  %e = thunder.constant dense<-3> : tensor<3xi32>
+  %p = thunder.pow %base, %e : tensor<3xi32>
+  return %r, %q, %p : tensor<2xf32>, tensor<2xf32>, tensor<3xi32>
+}

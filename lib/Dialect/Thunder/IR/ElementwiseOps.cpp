@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Dialect/Thunder/Reference/Scalar.h"
 
-#include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -14,6 +14,7 @@
 #include "llvm/ADT/APInt.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::thunder;
@@ -34,51 +35,82 @@ static bool isFoldableConstant(Attribute attr) {
   return dense && (dense.isSplat() || dense.getNumElements() <= kMaxFoldedElements);
 }
 
-/// Folds a binary op over constants of float or integer element type.
-template <typename FloatFn, typename IntFn>
-static OpFoldResult foldBinary(ArrayRef<Attribute> operands, FloatFn floatFn,
-                               IntFn intFn) {
+/// The stored elements of a constant (one for a splat) as reference elements.
+static SmallVector<reference::Element> elementsOf(DenseElementsAttr attr) {
+  Type type = attr.getElementType();
+  SmallVector<reference::Element> elements;
+  if (attr.isSplat()) {
+    if (isa<FloatType>(type))
+      elements.emplace_back(type, attr.getSplatValue<APFloat>());
+    else
+      elements.emplace_back(type, attr.getSplatValue<APInt>());
+    return elements;
+  }
+  if (isa<FloatType>(type))
+    for (APFloat value : attr.getValues<APFloat>())
+      elements.emplace_back(type, value);
+  else
+    for (APInt value : attr.getValues<APInt>())
+      elements.emplace_back(type, value);
+  return elements;
+}
+
+/// Folds an elementwise op over constants with its scalar semantics from the
+/// reference interpreter (thunder/Dialect/Thunder/Reference/Scalar.h), the
+/// one definition of each op's arithmetic: fn(elements...) per element, and
+/// no fold when an element has no value (integer division by zero). Bools
+/// are left to thunder-fold-weights, as they always were here.
+template <typename Fn>
+static OpFoldResult foldElementwise(ArrayRef<Attribute> operands,
+                                    Type resultType, Fn fn) {
   if (!llvm::all_of(operands, isFoldableConstant))
     return {};
-  Type element = cast<DenseElementsAttr>(operands[0]).getElementType();
-  if (isa<FloatType>(element))
-    return constFoldBinaryOpConditional<FloatAttr, APFloat, void>(operands,
-                                                                  floatFn);
-  if (element.isInteger(1))
+  auto shaped = dyn_cast<ShapedType>(resultType);
+  if (!shaped || !shaped.hasStaticShape() ||
+      cast<DenseElementsAttr>(operands[0]).getElementType().isInteger(1))
     return {};
-  return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(operands, intFn);
+  SmallVector<SmallVector<reference::Element>> values;
+  bool splat = true;
+  for (Attribute operand : operands) {
+    auto dense = cast<DenseElementsAttr>(operand);
+    splat &= dense.isSplat();
+    values.push_back(elementsOf(dense));
+  }
+  int64_t count = splat ? 1 : shaped.getNumElements();
+  SmallVector<APFloat> floats;
+  SmallVector<APInt> ints;
+  for (int64_t i = 0; i < count; ++i) {
+    auto at = [&](size_t operand) -> const reference::Element & {
+      const SmallVector<reference::Element> &v = values[operand];
+      return v[v.size() == 1 ? 0 : i];
+    };
+    FailureOr<reference::Element> result = failure();
+    if constexpr (std::is_invocable_v<Fn, const reference::Element &>)
+      result = fn(at(0));
+    else
+      result = fn(at(0), at(1));
+    if (failed(result))
+      return {};
+    if (result->isFloat())
+      floats.push_back(result->getFloat());
+    else
+      ints.push_back(result->getInt());
+  }
+  if (!floats.empty())
+    return DenseElementsAttr::get(shaped, floats);
+  return DenseElementsAttr::get(shaped, ints);
 }
-
-template <typename FloatFn, typename IntFn>
-static OpFoldResult foldUnary(ArrayRef<Attribute> operands, FloatFn floatFn,
-                              IntFn intFn) {
-  if (!isFoldableConstant(operands[0]))
-    return {};
-  Type element = cast<DenseElementsAttr>(operands[0]).getElementType();
-  if (isa<FloatType>(element))
-    return constFoldUnaryOp<FloatAttr, APFloat, void>(operands, floatFn);
-  if (element.isInteger(1))
-    return {};
-  return constFoldUnaryOp<IntegerAttr, APInt, void>(operands, intFn);
-}
-
-using OptFloat = std::optional<APFloat>;
-using OptInt = std::optional<APInt>;
 
 //===----------------------------------------------------------------------===//
 // Unary folders
 //===----------------------------------------------------------------------===//
 
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
-  return foldUnary(
-      adaptor.getOperands(), [](APFloat a) { return -a; },
-      [](APInt a) { return -a; });
+  return foldElementwise(adaptor.getOperands(), getType(), reference::negate);
 }
 
 OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
-  return foldUnary(
-      adaptor.getOperands(), [](APFloat a) { return llvm::abs(a); },
-      [](APInt a) { return a.abs(); });
+  return foldElementwise(adaptor.getOperands(), getType(), reference::abs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -86,59 +118,27 @@ OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(
-      adaptor.getOperands(),
-      [](APFloat a, const APFloat &b) -> OptFloat {
-        a.add(b, APFloat::rmNearestTiesToEven);
-        return a;
-      },
-      [](const APInt &a, const APInt &b) -> OptInt { return a + b; });
+  return foldElementwise(adaptor.getOperands(), getType(), reference::add);
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(
-      adaptor.getOperands(),
-      [](APFloat a, const APFloat &b) -> OptFloat {
-        a.subtract(b, APFloat::rmNearestTiesToEven);
-        return a;
-      },
-      [](const APInt &a, const APInt &b) -> OptInt { return a - b; });
+  return foldElementwise(adaptor.getOperands(), getType(), reference::subtract);
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(
-      adaptor.getOperands(),
-      [](APFloat a, const APFloat &b) -> OptFloat {
-        a.multiply(b, APFloat::rmNearestTiesToEven);
-        return a;
-      },
-      [](const APInt &a, const APInt &b) -> OptInt { return a * b; });
+  return foldElementwise(adaptor.getOperands(), getType(), reference::multiply);
 }
 
 OpFoldResult MaximumOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  return foldBinary(
-      adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> OptFloat {
-        return llvm::maximum(a, b);
-      },
-      [](const APInt &a, const APInt &b) -> OptInt {
-        return a.sge(b) ? a : b;
-      });
+  return foldElementwise(adaptor.getOperands(), getType(), reference::maximum);
 }
 
 OpFoldResult MinimumOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  return foldBinary(
-      adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> OptFloat {
-        return llvm::minimum(a, b);
-      },
-      [](const APInt &a, const APInt &b) -> OptInt {
-        return a.sle(b) ? a : b;
-      });
+  return foldElementwise(adaptor.getOperands(), getType(), reference::minimum);
 }
 
 LogicalResult DivOp::verify() {
@@ -154,65 +154,16 @@ LogicalResult DivOp::verify() {
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   RoundingMode mode = getRoundingMode();
-  return foldBinary(
-      adaptor.getOperands(),
-      [mode](APFloat a, const APFloat &b) -> OptFloat {
-        a.divide(b, APFloat::rmNearestTiesToEven);
-        if (mode == RoundingMode::Trunc)
-          a.roundToIntegral(APFloat::rmTowardZero);
-        else if (mode == RoundingMode::Floor)
-          a.roundToIntegral(APFloat::rmTowardNegative);
-        return a;
-      },
-      [mode](const APInt &a, const APInt &b) -> OptInt {
-        // Division by zero is a run-time error in PyTorch; leave it alone.
-        if (b.isZero())
-          return std::nullopt;
-        if (mode == RoundingMode::Floor) {
-          APInt q = a.sdiv(b), r = a.srem(b);
-          if (!r.isZero() && (r.isNegative() != b.isNegative()))
-            q -= 1;
-          return q;
-        }
-        return a.sdiv(b);
+  return foldElementwise(
+      adaptor.getOperands(), getType(),
+      [mode](const reference::Element &a, const reference::Element &b) {
+        return reference::divide(a, b, mode);
       });
 }
 
 //===----------------------------------------------------------------------===//
 // Compare, where, clamp
 //===----------------------------------------------------------------------===//
-
-static bool compareFloats(ComparisonDirection dir, const APFloat &a,
-                          const APFloat &b) {
-  APFloat::cmpResult c = a.compare(b);
-  switch (dir) {
-  case ComparisonDirection::EQ: return c == APFloat::cmpEqual;
-  case ComparisonDirection::NE: return c != APFloat::cmpEqual;
-  case ComparisonDirection::LT: return c == APFloat::cmpLessThan;
-  case ComparisonDirection::LE:
-    return c == APFloat::cmpLessThan || c == APFloat::cmpEqual;
-  case ComparisonDirection::GT: return c == APFloat::cmpGreaterThan;
-  case ComparisonDirection::GE:
-    return c == APFloat::cmpGreaterThan || c == APFloat::cmpEqual;
-  }
-  return false;
-}
-
-/// Integers are signed; i1 is PyTorch's bool, where false < true (as a signed
-/// 1-bit value, true would be -1).
-static bool compareInts(ComparisonDirection dir, const APInt &a,
-                        const APInt &b) {
-  bool isBool = a.getBitWidth() == 1;
-  switch (dir) {
-  case ComparisonDirection::EQ: return a == b;
-  case ComparisonDirection::NE: return a != b;
-  case ComparisonDirection::LT: return isBool ? a.ult(b) : a.slt(b);
-  case ComparisonDirection::LE: return isBool ? a.ule(b) : a.sle(b);
-  case ComparisonDirection::GT: return isBool ? a.ugt(b) : a.sgt(b);
-  case ComparisonDirection::GE: return isBool ? a.uge(b) : a.sge(b);
-  }
-  return false;
-}
 
 OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
   auto lhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getLhs());
@@ -223,14 +174,9 @@ OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
   auto resultType = cast<ShapedType>(getType());
   if (!resultType.hasStaticShape())
     return {};
-  bool value;
-  if (isa<FloatType>(lhs.getElementType()))
-    value = compareFloats(getDirection(), lhs.getSplatValue<APFloat>(),
-                          rhs.getSplatValue<APFloat>());
-  else
-    value = compareInts(getDirection(), lhs.getSplatValue<APInt>(),
-                        rhs.getSplatValue<APInt>());
-  return DenseElementsAttr::get(resultType, value);
+  reference::Element value = reference::compare(
+      getDirection(), elementsOf(lhs).front(), elementsOf(rhs).front());
+  return DenseElementsAttr::get(resultType, !value.getInt().isZero());
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
@@ -280,22 +226,20 @@ OpFoldResult ConvertOp::fold(FoldAdaptor adaptor) {
   if (!splat || !resultType.hasStaticShape())
     return {};
   Type from = splat.getElementType(), to = resultType.getElementType();
-  // Float to float splats: round to nearest even, as PyTorch's .to() does.
-  if (auto toFloat = dyn_cast<FloatType>(to); toFloat && isa<FloatType>(from)) {
-    APFloat value = splat.getSplatValue<APFloat>();
-    bool losesInfo;
-    value.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                  &losesInfo);
-    return DenseElementsAttr::get(resultType, value);
-  }
-  // Integer to wider/narrower integer (not bool: bool is `!= 0`).
-  if (isa<IntegerType>(from) && isa<IntegerType>(to) && !to.isInteger(1)) {
-    APInt value = splat.getSplatValue<APInt>();
-    value = from.isInteger(1) ? value.zextOrTrunc(to.getIntOrFloatBitWidth())
-                              : value.sextOrTrunc(to.getIntOrFloatBitWidth());
-    return DenseElementsAttr::get(resultType, value);
-  }
-  return {};
+  // Float to float (rounded to nearest even as PyTorch's .to(), to f16 and
+  // bf16 through f32), and integer to integer other than i1 (wrapping; an i1
+  // source is 0 or 1): the reference's convert.
+  bool floats = isa<FloatType>(from) && isa<FloatType>(to);
+  bool ints = isa<IntegerType>(from) && isa<IntegerType>(to) && !to.isInteger(1);
+  if (!floats && !ints)
+    return {};
+  FailureOr<reference::Element> value =
+      reference::convert(elementsOf(splat).front(), to);
+  if (failed(value))
+    return {};
+  if (value->isFloat())
+    return DenseElementsAttr::get(resultType, value->getFloat());
+  return DenseElementsAttr::get(resultType, value->getInt());
 }
 
 /// Whether converting from `from` to `to` is exact for every value, so that a

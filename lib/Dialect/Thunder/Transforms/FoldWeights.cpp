@@ -2,7 +2,8 @@
 //
 // The thunder-fold-weights pass: every op whose operands are all known at
 // compile time (constants, and broadcasts of constants) is evaluated by the
-// ConstantEvaluator and replaced by a new constant, and an inference
+// reference interpreter (Dialect/Thunder/Reference) and replaced by a new
+// constant, and an inference
 // batch_norm with constant parameters is folded into the convolution that
 // feeds it. Ops are visited in program order from a worklist, so chains
 // (a transpose of a reshape of a convert of a weight) fold link by link.
@@ -10,13 +11,12 @@
 //===----------------------------------------------------------------------===//
 #include "thunder/Dialect/Thunder/Transforms/Passes.h"
 
-#include "ConstantEvaluator.h"
-
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Dialect/Thunder/Reference/Ops.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
@@ -29,6 +29,7 @@ namespace mlir::thunder {
 
 using namespace mlir;
 using namespace mlir::thunder;
+using reference::Tensor;
 
 namespace {
 
@@ -62,12 +63,12 @@ public:
 
 private:
   std::optional<Source> sourceOf(Value value);
-  FailureOr<ConstantTensor> valueOf(Value value);
+  FailureOr<Tensor> valueOf(Value value);
   LogicalResult foldOp(Operation *op);
   LogicalResult foldBatchNorm(BatchNormOp op);
   /// Replaces `op`'s result by a constant holding `value`, named after
   /// `name` (a literal when `name` is empty and the value is small).
-  void replaceWithConstant(Operation *op, const ConstantTensor &value,
+  void replaceWithConstant(Operation *op, const Tensor &value,
                            StringRef name);
   /// Queues the users of `value` and the producers `op` leaves behind.
   void erase(Operation *op);
@@ -109,8 +110,8 @@ static std::string suffixOf(Operation *op) {
 std::optional<Source> WeightFolder::sourceOf(Value value) {
   Operation *def = value.getDefiningOp();
   if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
-    std::optional<ConstantTensor> tensor =
-        ConstantTensor::fromAttr(constant.getValue());
+    std::optional<Tensor> tensor =
+        Tensor::fromAttr(constant.getValue());
     if (!tensor)
       return std::nullopt;
     StringRef name;
@@ -130,19 +131,19 @@ std::optional<Source> WeightFolder::sourceOf(Value value) {
   return std::nullopt;
 }
 
-FailureOr<ConstantTensor> WeightFolder::valueOf(Value value) {
+FailureOr<Tensor> WeightFolder::valueOf(Value value) {
   Operation *def = value.getDefiningOp();
   if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
-    if (std::optional<ConstantTensor> tensor =
-            ConstantTensor::fromAttr(constant.getValue()))
+    if (std::optional<Tensor> tensor =
+            Tensor::fromAttr(constant.getValue()))
       return *tensor;
     return failure();
   }
   if (isa_and_nonnull<BroadcastOp, ExpandOp>(def)) {
-    FailureOr<ConstantTensor> operand = valueOf(def->getOperand(0));
+    FailureOr<Tensor> operand = valueOf(def->getOperand(0));
     if (failed(operand))
       return failure();
-    return evaluate(def, {&*operand});
+    return reference::evaluate(def, {&*operand});
   }
   return failure();
 }
@@ -162,7 +163,7 @@ void WeightFolder::erase(Operation *op) {
 }
 
 void WeightFolder::replaceWithConstant(Operation *op,
-                                       const ConstantTensor &value,
+                                       const Tensor &value,
                                        StringRef name) {
   bool literal = name.empty() && value.getNumElements() <= kMaxLiteralElements;
   std::string blobName = derivedName(name, suffixOf(op));
@@ -175,11 +176,27 @@ void WeightFolder::replaceWithConstant(Operation *op,
   erase(op);
 }
 
+/// Whether `op` only moves or selects elements, computing none.
+static bool isDataMovement(Operation *op) {
+  return isa<ReshapeOp, TransposeOp, BroadcastOp, ExpandOp, SliceOp, ConcatOp,
+             GatherOp, IndexSelectOp, EmbeddingOp, WhereOp>(op);
+}
+
+/// Whether a value of `type` is computed, not only moved, by `op` into an f8
+/// type: the reference rounds as PyTorch does, but the kernels' f8
+/// conversions are the target's (thunder_cpu.h saturates e4m3fn and e5m2
+/// alike), so folding leaves such an op to run as the unfolded program would.
+static bool computesIntoF8(Operation *op, Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return isa<FloatType>(element) && element.getIntOrFloatBitWidth() == 8 &&
+         !isDataMovement(op);
+}
+
 LogicalResult WeightFolder::foldOp(Operation *op) {
-  if (!isEvaluable(op) || op->getNumResults() != 1)
+  if (!reference::isEvaluable(op) || op->getNumResults() != 1)
     return failure();
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.hasStaticShape())
+  if (!type || !type.hasStaticShape() || computesIntoF8(op, type))
     return failure();
 
   // Every operand known, and the result not much larger than what it is
@@ -205,7 +222,7 @@ LogicalResult WeightFolder::foldOp(Operation *op) {
       namedElements = source->elements;
     }
   }
-  int64_t elementBytes = getElementBytes(type.getElementType());
+  int64_t elementBytes = reference::getElementBytes(type.getElementType());
   auto tooLarge = [&](int64_t elements) {
     return elements * elementBytes > kSmallResultBytes &&
            elements > kMaxGrowth * sourceElements;
@@ -219,17 +236,17 @@ LogicalResult WeightFolder::foldOp(Operation *op) {
       type.getNumElements() > sourceElements)
     return failure();
 
-  SmallVector<ConstantTensor> values;
+  SmallVector<Tensor> values;
   for (Value operand : op->getOperands()) {
-    FailureOr<ConstantTensor> value = valueOf(operand);
+    FailureOr<Tensor> value = valueOf(operand);
     if (failed(value))
       return failure();
     values.push_back(*value);
   }
-  SmallVector<const ConstantTensor *> operands;
-  for (const ConstantTensor &value : values)
+  SmallVector<const Tensor *> operands;
+  for (const Tensor &value : values)
     operands.push_back(&value);
-  FailureOr<ConstantTensor> result = evaluate(op, operands);
+  FailureOr<Tensor> result = reference::evaluate(op, operands);
   if (failed(result) || (!result->isSplat() && tooLarge(result->getNumElements())))
     return failure();
   replaceWithConstant(op, *result, name);
@@ -243,19 +260,19 @@ LogicalResult WeightFolder::foldBatchNorm(BatchNormOp op) {
   auto conv = op.getInput().getDefiningOp<ConvolutionOp>();
   if (!conv || !conv->hasOneUse())
     return failure();
-  FailureOr<ConstantTensor> weight = valueOf(conv.getWeight());
-  FailureOr<ConstantTensor> mean = valueOf(op.getMean());
-  FailureOr<ConstantTensor> variance = valueOf(op.getVariance());
+  FailureOr<Tensor> weight = valueOf(conv.getWeight());
+  FailureOr<Tensor> mean = valueOf(op.getMean());
+  FailureOr<Tensor> variance = valueOf(op.getVariance());
   if (failed(weight) || failed(mean) || failed(variance))
     return failure();
   // Absent operands: no conv bias, gamma = 1, beta = 0.
-  std::optional<ConstantTensor> bias, gamma, beta;
+  std::optional<Tensor> bias, gamma, beta;
   for (auto [value, slot] : {std::pair{conv.getBias(), &bias},
                              std::pair{op.getWeight(), &gamma},
                              std::pair{op.getBias(), &beta}}) {
     if (!value)
       continue;
-    FailureOr<ConstantTensor> known = valueOf(value);
+    FailureOr<Tensor> known = valueOf(value);
     if (failed(known))
       return failure();
     slot->emplace(*known);
@@ -265,16 +282,16 @@ LogicalResult WeightFolder::foldBatchNorm(BatchNormOp op) {
   int64_t channels = weightType.getDimSize(0);
   int64_t perChannel = channels ? weightType.getNumElements() / channels : 0;
   double epsilon = op.getEpsilon().convertToDouble();
-  ConstantTensor newWeight = ConstantTensor::allocate(weightType, false);
+  Tensor newWeight = Tensor::allocate(weightType, false);
   auto biasType = RankedTensorType::get({channels}, weightType.getElementType());
-  ConstantTensor newBias = ConstantTensor::allocate(biasType, false);
+  Tensor newBias = Tensor::allocate(biasType, false);
   for (int64_t c = 0; c < channels; ++c) {
-    double scale = (gamma ? gamma->getFloat(c) : 1.0) /
-                   std::sqrt(variance->getFloat(c) + epsilon);
+    double scale = (gamma ? gamma->getDouble(c) : 1.0) /
+                   std::sqrt(variance->getDouble(c) + epsilon);
     for (int64_t i = c * perChannel; i < (c + 1) * perChannel; ++i)
-      newWeight.setFloat(i, weight->getFloat(i) * scale);
-    double shift = (bias ? bias->getFloat(c) : 0.0) - mean->getFloat(c);
-    newBias.setFloat(c, shift * scale + (beta ? beta->getFloat(c) : 0.0));
+      newWeight.setDouble(i, weight->getDouble(i) * scale);
+    double shift = (bias ? bias->getDouble(c) : 0.0) - mean->getDouble(c);
+    newBias.setDouble(c, shift * scale + (beta ? beta->getDouble(c) : 0.0));
   }
 
   // Named after the convolution's weight: "conv1.weight.bn_folded" and
@@ -293,7 +310,7 @@ LogicalResult WeightFolder::foldBatchNorm(BatchNormOp op) {
     weightBlob = derivedName("", "bn_weight");
     biasBlob = derivedName("", "bn_bias");
   }
-  auto literal = [&](const ConstantTensor &value) {
+  auto literal = [&](const Tensor &value) {
     return weightName.empty() && value.getNumElements() <= kMaxLiteralElements;
   };
 

@@ -63,8 +63,11 @@ def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
     The result is a `dense_resource` blob named after the weight it comes
     from and the op (`fc.weight.T`, `w.to_bf16`), keeping the op's location;
     a splat stays a splat, and a small result of literals alone stays a dense
-    literal. Arithmetic runs in double and rounds once to the result type;
-    f16 and bf16 round through f32 as PyTorch computes them, to nearest even.
+    literal. Values are computed by the reference interpreter
+    (`lib/Dialect/Thunder/Reference`) with PyTorch's semantics: ops IEEE
+    defines exactly in PyTorch's opmath type (f32 for f32, f16 and bf16; f64
+    for f64), transcendental functions and reductions in double, each rounded
+    once to nearest even into the result type; integers wrap.
 
     A `thunder.batch_norm` whose input is a `thunder.convolution` with a
     constant weight (and constant bias, if any), whose statistics and affine
@@ -100,8 +103,10 @@ def ThunderFoldWeights : Pass<"thunder-fold-weights", "func::FuncOp"> {
     for its consumers, so `w * scale[:, None]` folds to one weight. Values
     with no compile-time meaning (integer division by zero, a float out of
     an integer type's range, an index out of range) are left to run, and so
-    is rounding into an f8 type (saturating or NaN out of range, by kernel);
-    f8 values are only moved or converted to wider types. Blobs elided from
+    is rounding into an f8 type: the reference rounds as PyTorch does, but a
+    kernel's f8 conversion is its target's (thunder_cpu.h saturates both f8
+    types), so the op runs as the unfolded program would; f8 values are only
+    moved or converted to wider types. Blobs elided from
     printed IR have no bytes and are not folded.
   }];
   let dependentDialects = ["::mlir::thunder::ThunderDialect"];
