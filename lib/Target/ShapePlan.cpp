@@ -365,10 +365,13 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
   for (auto &[n, def] : candidates)
     chosen.try_emplace(classes.getLeaderValue(n), def);
 
-  // Every class needs a definition.
-  for (auto &[ref, n] : ids) {
+  // Every class needs a definition. (The dims are visited in the order they
+  // were met, not in `ids`' hash order: the symbols' numbering is part of
+  // the generated code, which must not change from run to run.)
+  for (size_t n = 0; n < refs.size(); ++n) {
     if (chosen.count(classes.getLeaderValue(n)))
       continue;
+    const DimRef &ref = refs[n];
     Operation *owner = ref.first.getDefiningOp();
     InFlightDiagnostic diag =
         owner ? owner->emitError() : func.emitError();
@@ -423,7 +426,7 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
     plan.defs.push_back(def);
     return success();
   };
-  for (auto &[ref, n] : ids)
+  for (size_t n = 0; n < refs.size(); ++n)
     if (failed(emit(classes.getLeaderValue(n))))
       return failure();
 
