@@ -19,23 +19,70 @@ namespace {
 
 namespace thunder {
 
-/// The CUDA spellings of the GPU code generator.
+/// The element types cuBLASLt takes.
+static bool isLtType(Type t) { return t.isF32() || t.isF64() || t.isF16() || t.isBF16(); }
+
+/// Whether a convolution goes through cuDNN: a type cuDNN has (cuBLASLt's
+/// four) and the same padding on both sides of every spatial dim (what its
+/// convolution descriptor holds).
+static bool usesDnn(mlir::thunder::ConvolutionOp c) {
+  ArrayRef<int64_t> pad = c.getPadding();
+  for (size_t s = 0; s + 1 < pad.size(); s += 2)
+    if (pad[s] != pad[s + 1])
+      return false;
+  return isLtType(cast<RankedTensorType>(c.getType()).getElementType());
+}
+
+/// CUDA as an instance of the GPU code generator.
 static const gpu::GpuDialect &cudaDialect() {
   static const gpu::GpuDialect d{
-      "cuda",
-      "THUNDER_DEVICE_CUDA",
-      "thunder_cuda.cuh",
-      "thunder_cuda_libs.cuh",
-      "thunder_cuda",
-      "model.cu",
-      "cudaStream_t",
-      "cudaMemcpyAsync",
-      "cudaMemcpyDeviceToDevice",
-      "cudaEventRecord",
-      "cudaStreamWaitEvent",
-      // NVIDIA's advice for cuBLASLt on Hopper.
-      /*libWorkspace=*/32 << 20,
-      &TargetOptions::cudaArch,
+      /*target=*/"cuda",
+      /*displayName=*/"CUDA",
+      /*deviceEnum=*/"THUNDER_DEVICE_CUDA",
+      /*supportHeader=*/"thunder_cuda.cuh",
+      /*libsHeader=*/"thunder_cuda_libs.cuh",
+      /*ns=*/"thunder_cuda",
+      /*source=*/"model.cu",
+      gpu::GpuRuntime{
+          /*stream_t=*/"cudaStream_t",
+          /*error_t=*/"cudaError_t",
+          /*success=*/"cudaSuccess",
+          /*malloc=*/"cudaMalloc",
+          /*memcpy=*/"cudaMemcpy",
+          /*memcpyAsync=*/"cudaMemcpyAsync",
+          /*hostToDevice=*/"cudaMemcpyHostToDevice",
+          /*deviceToDevice=*/"cudaMemcpyDeviceToDevice",
+          /*streamCreate=*/"cudaStreamCreate",
+          /*streamCreateWithFlags=*/"cudaStreamCreateWithFlags",
+          /*streamNonBlocking=*/"cudaStreamNonBlocking",
+          /*streamSynchronize=*/"cudaStreamSynchronize",
+          /*streamDestroy=*/"cudaStreamDestroy",
+          /*deviceSynchronize=*/"cudaDeviceSynchronize",
+          /*getLastError=*/"cudaGetLastError",
+          /*eventRecord=*/"cudaEventRecord",
+          /*streamWaitEvent=*/"cudaStreamWaitEvent",
+          /*graph=*/"CUDA graph",
+      },
+      gpu::GpuKernelSyntax{
+          /*kernel=*/"__global__",
+          /*launchBounds=*/"__launch_bounds__",
+          /*shared=*/"__shared__",
+          /*launchOpen=*/"<<<",
+          /*launchClose=*/">>>",
+          /*warpSize=*/32,
+          /*maxBlockThreads=*/1024,
+      },
+      gpu::GpuLibraries{
+          /*gemm=*/"cuBLASLt",
+          /*conv=*/"cuDNN",
+          /*gemmTakes=*/isLtType,
+          /*convTakes=*/usesDnn,
+          // NVIDIA's advice for cuBLASLt on Hopper.
+          /*workspace=*/32 << 20,
+          /*attentionMaxHeadDim=*/256,
+      },
+      /*archs=*/&TargetOptions::cudaArch,
+      /*supportFiles=*/
       {{"thunder_cuda.cuh", kThunderCudaHeader},
        {"thunder_cuda_libs.cuh", kThunderCudaLibsHeader},
        {"thunder-c/artifact.h", kArtifactHeader}}};
@@ -46,7 +93,7 @@ llvm::StringRef CUDABackend::name() const { return "cuda"; }
 
 PlanNeeds CUDABackend::planNeeds() const {
   PlanNeeds needs;
-  needs.libraryWorkspace = cudaDialect().libWorkspace;
+  needs.libraryWorkspace = cudaDialect().libraries.workspace;
   return needs;
 }
 

@@ -165,7 +165,8 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
   } else {
     device << "\n";
   }
-  device << "__global__ void __launch_bounds__(kBlock) " << kernel << "(int64_t n, Syms S";
+  device << dialect.syntax.kernel << " void " << dialect.syntax.launchBounds << "(kBlock) "
+         << kernel << "(int64_t n, Syms S";
   for (auto [k, v] : llvm::enumerate(leaves))
     device << ", const " << elem(v) << " *in" << k;
   for (auto [k, v] : llvm::enumerate(roots))
@@ -230,12 +231,12 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
   }
 
   host << "    {\n      const int64_t n = " << numelExpr(out) << ";\n"
-       << "      if (n > 0)\n        " << kernel << "<<<grid_for(";
+       << "      if (n > 0)\n        " << kernel << dialect.syntax.launchOpen << "grid_for(";
   if (vec > 1)
     host << "(n + " << vec - 1 << ") / " << vec;
   else
     host << "n";
-  host << ", kBlock, c), kBlock, 0, c.stream>>>(n, S";
+  host << ", kBlock, c), kBlock, 0, c.stream" << dialect.syntax.launchClose << "(n, S";
   for (Value v : leaves)
     host << ", " << name(v);
   for (const std::string &d : dests)
@@ -451,15 +452,18 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
          << ":\n";
   for (Operation *op : ops)
     emitComment(op, device, "");
-  device << "__global__ void __launch_bounds__(kBlock) " << kernel
-         << "(int64_t rows, int64_t inner, " << (cache ? "bool cached, " : "") << "Syms S";
+  device << dialect.syntax.kernel << " void " << dialect.syntax.launchBounds << "(kBlock) "
+         << kernel << "(int64_t rows, int64_t inner, " << (cache ? "bool cached, " : "") << "Syms S";
   for (auto [k, v] : llvm::enumerate(fusion.getInputs()))
     device << ", const " << elem(v) << " *in" << k;
   for (auto [k, v] : llvm::enumerate(fusion.getResults()))
     device << ", " << elem(v) << " *out" << k;
   // The rows are block-uniform: every thread reaches every block_reduce
   // (which synchronizes before reusing `scratch`) and gets its result.
-  device << ") {\n  (void)S;\n  __shared__ double scratch[32]; // 32 accumulators of <= 8 bytes\n";
+  // block_reduce's scratch: a partial per warp of the largest block.
+  int partials = dialect.syntax.maxBlockThreads / dialect.syntax.warpSize;
+  device << ") {\n  (void)S;\n  " << dialect.syntax.shared << " double scratch[" << partials
+         << "]; // " << partials << " accumulators of <= 8 bytes\n";
   // The cache needs no barrier only because every pass above walks the row
   // with the same thread stride: keep it so.
   if (cache)
@@ -486,8 +490,10 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
     host << "      const int64_t cache = " << cacheBytes << ";\n"
          << "      const bool cached = cache <= int64_t(kRowCacheBytes);\n";
   host << "      if (rows > 0)\n        " << kernel
-       << "<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, "
-       << (cache ? "cached ? size_t(cache) : 0" : "0") << ", c.stream>>>(rows, inner, "
+       << dialect.syntax.launchOpen
+       << "unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, "
+       << (cache ? "cached ? size_t(cache) : 0" : "0") << ", c.stream" << dialect.syntax.launchClose
+       << "(rows, inner, "
        << (cache ? "cached, " : "") << "S";
   for (Value v : fusion.getInputs())
     host << ", " << name(v);

@@ -1,7 +1,7 @@
 //===- EmitLibraryCalls.cpp - A GPU library call or header kernel per op --===//
 //
 // Ops that are not generated per element call the support headers: GEMMs
-// and convolutions through the vendor libraries (cuBLASLt, cuDNN) or the
+// and convolutions through the vendor libraries (GpuLibraries) or the
 // header's own kernels, attention, normalizations, pooling, gathers and the
 // data movement ops.
 //
@@ -21,24 +21,13 @@ namespace thunder::gpu {
 // Library ops and data movement: calls into the support header
 //===----------------------------------------------------------------------===//
 
-bool isLtType(Type t) { return t.isF32() || t.isF64() || t.isF16() || t.isBF16(); }
-
-/// Whether a convolution goes through cuDNN: a type cuDNN has (cuBLASLt's
-/// four) and the same padding on both sides of every spatial dim (what its
-/// convolution descriptor holds).
-static bool usesDnn(GpuEmitter &e, ConvolutionOp c) {
-  ArrayRef<int64_t> pad = c.getPadding();
-  for (size_t s = 0; s + 1 < pad.size(); s += 2)
-    if (pad[s] != pad[s + 1])
-      return false;
-  return isLtType(e.typeOf(c).getElementType());
-}
-
-/// The im2col bytes a convolution needs (0 for cuDNN's, grouped, 1x1
-/// unit-stride unpadded, or non-cuBLASLt types), as a C expression.
-std::string convScratch(GpuEmitter &e, ConvolutionOp c) {
+/// The im2col bytes a convolution needs (0 for the convolution library's,
+/// grouped, 1x1 unit-stride unpadded, or types the GEMM library lacks), as a
+/// C expression.
+std::string GpuEmitter::convScratch(ConvolutionOp c) {
+  GpuEmitter &e = *this;
   Type t = e.typeOf(c).getElementType();
-  if (usesDnn(e, c) || c.getGroups() != 1 || !isLtType(t))
+  if (dialect.libraries.convTakes(c) || c.getGroups() != 1 || !dialect.libraries.gemmTakes(t))
     return "0";
   bool pointwise = true;
   int spatial = e.rank(c) - 2;
@@ -172,7 +161,7 @@ LogicalResult GpuEmitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
         std::string mDim = dimExpr(lhs, m.getTransposeLhs() ? lr - 1 : lr - 2);
         std::string kDim = dimExpr(lhs, m.getTransposeLhs() ? lr - 2 : lr - 1);
         std::string nDim = dimExpr(rhs, m.getTransposeRhs() ? rr - 2 : rr - 1);
-        needsLt |= isLtType(typeOf(m).getElementType());
+        needsLt |= dialect.libraries.gemmTakes(typeOf(m).getElementType());
         ++libraryCalls;
         os << "    matmul(c, " << name(lhs) << ", " << name(rhs) << ", " << name(m) << ", "
            << batch << ", " << mDim << ", " << nDim << ", " << kDim << ", "
@@ -182,9 +171,9 @@ LogicalResult GpuEmitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
       })
       .Case([&](ConvolutionOp x) {
         int spatial = rank(x) - 2;
-        bool dnn = usesDnn(*this, x);
+        bool dnn = dialect.libraries.convTakes(x);
         needsDnn |= dnn;
-        needsLt |= !dnn && x.getGroups() == 1 && isLtType(typeOf(x).getElementType());
+        needsLt |= !dnn && x.getGroups() == 1 && dialect.libraries.gemmTakes(typeOf(x).getElementType());
         ++libraryCalls;
         os << "    { Window w{" << spatial << ", {";
         for (int s = 0; s < 3; ++s)
@@ -285,22 +274,25 @@ LogicalResult GpuEmitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
       .Case([&](ScaledDotProductAttentionOp a) -> LogicalResult {
         Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
         int r = rank(q);
+        const int64_t maxHead = dialect.libraries.attentionMaxHeadDim;
         if (r > kMaxRankForIndex)
-          return a.emitError("the CUDA backend handles attention of rank <= ")
-                 << kMaxRankForIndex;
+          return a.emitError("the ") << dialect.displayName
+                 << " backend handles attention of rank <= " << kMaxRankForIndex;
         for (Value t : {q, v}) {
           int64_t dim = typeOf(t).getDimSize(r - 1);
-          if (!ShapedType::isDynamic(dim) && dim > 256)
-            return a.emitError("the CUDA attention kernel takes head dims up to 256, got ")
-                   << dim;
+          if (!ShapedType::isDynamic(dim) && dim > maxHead)
+            return a.emitError("the ") << dialect.displayName
+                   << " attention kernel takes head dims up to " << maxHead << ", got " << dim;
         }
         std::string batch = "int64_t(1)";
         for (int d = 0; d < r - 2; ++d)
           batch += " * " + dimExpr(q, d);
         int64_t e = typeOf(q).getDimSize(r - 1), ev = typeOf(v).getDimSize(r - 1);
-        if ((!ShapedType::isDynamic(e) && e > 256) || (!ShapedType::isDynamic(ev) && ev > 256))
-          return a.emitError("the CUDA attention kernel handles head dims up to 256, got ")
-                 << e << " and " << ev;
+        if ((!ShapedType::isDynamic(e) && e > maxHead) ||
+            (!ShapedType::isDynamic(ev) && ev > maxHead))
+          return a.emitError("the ") << dialect.displayName
+                 << " attention kernel handles head dims up to " << maxHead << ", got " << e
+                 << " and " << ev;
         if (!a.getScale() && ShapedType::isDynamic(e))
           return a.emitError("a dynamic head dim needs an explicit scale");
         double scale = a.getScale() ? a.getScale()->convertToDouble() : 1.0 / std::sqrt(double(e));
@@ -322,11 +314,12 @@ LogicalResult GpuEmitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
            << name(a) << ", " << batch << ", " << dimExpr(q, r - 2) << ", " << dimExpr(k, r - 2)
            << ", " << dimExpr(q, r - 1) << ", " << dimExpr(v, r - 1) << ", "
            << doubleLiteral(scale) << ", " << b(a.getCausal()) << ", mask))\n"
-           << "        failure = kFailureAttention; // head dims above 256\n    }\n";
+           << "        failure = kFailureAttention; // head dims above " << maxHead
+           << "\n    }\n";
         return success();
       })
       .Default([&](Operation *other) {
-        return other->emitError("the CUDA backend has no kernel for this op");
+        return other->emitError("the ") << dialect.displayName << " backend has no kernel for this op";
       });
 }
 

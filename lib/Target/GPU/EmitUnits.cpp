@@ -24,7 +24,7 @@ namespace thunder::gpu {
 //===----------------------------------------------------------------------===//
 
 /// matmul (+ bias broadcast along the last dim) (+ relu | tanh-gelu) as one
-/// cuBLASLt call with an epilogue.
+/// GEMM library call with an epilogue (cuBLASLt's).
 bool GpuEmitter::tryGemmEpilogue(Unit &unit, FusionOp fusion, llvm::raw_ostream &host) {
   SmallVector<Operation *> ops;
   for (Operation &op : fusion.getBody().front().without_terminator())
@@ -34,7 +34,7 @@ bool GpuEmitter::tryGemmEpilogue(Unit &unit, FusionOp fusion, llvm::raw_ostream 
   if (ops.empty() || yield.getValues().size() != 1)
     return false;
   auto mm = dyn_cast<MatmulOp>(ops.front());
-  if (!mm || !isLtType(typeOf(mm).getElementType()))
+  if (!mm || !dialect.libraries.gemmTakes(typeOf(mm).getElementType()))
     return false;
   Value current = mm.getResult(), bias;
   size_t at = 1;
@@ -97,7 +97,7 @@ bool GpuEmitter::tryGemmEpilogue(Unit &unit, FusionOp fusion, llvm::raw_ostream 
   needsLt = true;
   ++libraryCalls;
   auto b = [](bool v) { return v ? "true" : "false"; };
-  host << "    // cuBLASLt with the epilogue " << epi << ".\n"
+  host << "    // " << dialect.libraries.gemm << " with the epilogue " << epi << ".\n"
        << "    matmul(c, " << name(lhs) << ", " << name(rhs) << ", "
        << name(fusion.getResult(0)) << ", " << batch << ", "
        << dimExpr(lhs, mm.getTransposeLhs() ? lr - 1 : lr - 2) << ", "
@@ -187,7 +187,7 @@ LogicalResult GpuEmitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostr
         }
         std::string own = "0";
         if (auto conv = dyn_cast<ConvolutionOp>(h))
-          own = convScratch(*this, conv);
+          own = convScratch(conv);
         unit.scratch = temps + " + " + own;
         emitComment(h, host, "    ");
         if (failed(emitOpCall(h, host)))
@@ -233,16 +233,16 @@ LogicalResult GpuEmitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostr
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       if (inPlace.count(reshape.getResult()))
-        callOs << "    " << dialect.memcpyAsync << "(" << name(reshape) << ", "
+        callOs << "    " << dialect.runtime.memcpyAsync << "(" << name(reshape) << ", "
                << name(reshape.getOperand()) << ", " << bytesExpr(reshape) << ", "
-               << dialect.deviceToDevice << ", c.stream);\n";
+               << dialect.runtime.deviceToDevice << ", c.stream);\n";
       else
         names[reshape.getResult()] = name(reshape.getOperand());
       continue;
     }
     emitComment(op, callOs, "    ");
     if (auto conv = dyn_cast<ConvolutionOp>(op))
-      own = "std::max<uint64_t>(" + own + ", " + convScratch(*this, conv) + ")";
+      own = "std::max<uint64_t>(" + own + ", " + convScratch(conv) + ")";
     if (isPointwise(op) && !isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, IotaOp>(op)) {
       if (failed(emitOpKernel(unit.name + "_" + std::to_string(k++), op, device, callOs)))
         return failure();
@@ -257,8 +257,8 @@ LogicalResult GpuEmitter::emitRegion(Unit &unit, FusionOp fusion, llvm::raw_ostr
   // Yielded values not computed in place: arguments, constants, repeats.
   for (auto [r, res] : llvm::zip(roots, fusion.getResults()))
     if (name(r) != name(res))
-      host << "    " << dialect.memcpyAsync << "(" << name(res) << ", " << name(r) << ", "
-           << bytesExpr(res) << ", " << dialect.deviceToDevice << ", c.stream);\n";
+      host << "    " << dialect.runtime.memcpyAsync << "(" << name(res) << ", " << name(r) << ", "
+           << bytesExpr(res) << ", " << dialect.runtime.deviceToDevice << ", c.stream);\n";
   unit.scratch = (sizes.empty() ? "uint64_t(0)" : llvm::join(sizes, " + ")) + " + " + own;
   return success();
 }
@@ -275,7 +275,8 @@ LogicalResult GpuEmitter::emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::
     llvm::for_each(inner->getResults(), check);
   });
   if (tooDeep)
-    return op->emitError("the CUDA backend handles tensors of rank <= ") << kMaxRankForIndex;
+    return op->emitError("the ")
+           << dialect.displayName << " backend handles tensors of rank <= " << kMaxRankForIndex;
 
   host << "  // Kernel " << unit.index << ": " << unit.name;
   if (auto fusion = dyn_cast<FusionOp>(op))
@@ -295,7 +296,7 @@ LogicalResult GpuEmitter::emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::
   const int callsBefore = libraryCalls;
   for (int64_t w : unit.waits)
     if (units[w].stream != unit.stream)
-      host << "    " << dialect.streamWaitEvent << "(c.stream, rt.events[" << units[w].event
+      host << "    " << dialect.runtime.streamWaitEvent << "(c.stream, rt.events[" << units[w].event
            << "], 0);\n";
   LogicalResult result = success();
   if (auto fusion = dyn_cast<FusionOp>(op)) {
@@ -304,13 +305,13 @@ LogicalResult GpuEmitter::emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::
     result = emitOpKernel(unit.name, op, device, host);
   } else {
     if (auto conv = dyn_cast<ConvolutionOp>(op))
-      unit.scratch = convScratch(*this, conv);
+      unit.scratch = convScratch(conv);
     result = emitOpCall(op, host);
   }
   if (libraryCalls > callsBefore && !plannedWorkspace)
     streamWorkspaces = true;
   if (unit.recorded)
-    host << "    " << dialect.eventRecord << "(rt.events[" << unit.event << "], c.stream);\n";
+    host << "    " << dialect.runtime.eventRecord << "(rt.events[" << unit.event << "], c.stream);\n";
   host << "  }\n";
   return result;
 }

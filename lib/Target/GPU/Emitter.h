@@ -92,6 +92,9 @@ public:
   LogicalResult emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw_ostream &host);
   /// The scratch bytes a unit needs beyond its results, as a C expression.
   std::string unitScratch(Unit &unit);
+  /// The im2col bytes a convolution needs (0 when it needs none), as a C
+  /// expression (EmitLibraryCalls.cpp).
+  std::string convScratch(mlir::thunder::ConvolutionOp c);
 
 private:
   /// Ops whose per-element value a pointwise kernel computes (elementwise,
@@ -167,12 +170,6 @@ private:
   int libraryCalls = 0;
   bool streamWorkspaces = false;
 };
-
-/// Whether the vendor GEMM library (cuBLASLt) takes elements of type `t`.
-bool isLtType(Type t);
-/// The im2col bytes a convolution needs (0 when it needs none), as a C
-/// expression (EmitLibraryCalls.cpp).
-std::string convScratch(GpuEmitter &e, mlir::thunder::ConvolutionOp c);
 
 } // namespace thunder::gpu
 

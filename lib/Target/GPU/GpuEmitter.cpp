@@ -116,8 +116,10 @@ LogicalResult GpuEmitter::planStorage() {
       plannedArena = false;
     if (auto borrowed = u.op->getAttrOfType<DenseI64ArrayAttr>("thunder.borrowed"))
       if (llvm::any_of(borrowed.asArrayRef(), [](int64_t b) { return b >= 0; }))
-        return u.op->emitError("the CUDA backend does not place tensors in borrowed output "
-                               "buffers yet (thunder-plan-memory borrow-outputs)");
+        return u.op->emitError("the ")
+               << dialect.displayName
+               << " backend does not place tensors in borrowed output buffers yet "
+                  "(thunder-plan-memory borrow-outputs)";
   }
   llvm::DenseMap<Value, int> outputOf;
   if (!plannedArena) {
@@ -162,15 +164,15 @@ LogicalResult GpuEmitter::planStorage() {
         continue;
       auto arena = func->getAttrOfType<DictionaryAttr>("thunder.arena");
       auto planned = arena ? arena.getAs<IntegerAttr>("workspace") : IntegerAttr();
-      if (!planned || planned.getInt() < dialect.libWorkspace)
+      if (!planned || planned.getInt() < dialect.libraries.workspace)
         return u.op->emitError("thunder.workspace was planned with ")
-               << (planned ? planned.getInt() : 0) << " bytes; the CUDA backend's library "
-               << "calls need " << dialect.libWorkspace
+               << (planned ? planned.getInt() : 0) << " bytes; the " << dialect.displayName << " backend's library "
+               << "calls need " << dialect.libraries.workspace
                << " (thunder-plan-memory library-workspace)";
       if (u.workspace % 256)
         return u.op->emitError("thunder.workspace ")
-               << u.workspace << " is not 256-byte aligned (cuBLASLt needs that)";
-      arenaBytes = std::max<int64_t>(arenaBytes, u.workspace + dialect.libWorkspace);
+               << u.workspace << " is not 256-byte aligned (" << dialect.libraries.gemm << " needs that)";
+      arenaBytes = std::max<int64_t>(arenaBytes, u.workspace + dialect.libraries.workspace);
     }
   }
   arenaBytes = (arenaBytes + 255) / 256 * 256;
@@ -202,7 +204,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
     for (Value r : op->getResults()) {
       if (failed(cppType(typeOf(r).getElementType()))) {
-        op->emitError("unsupported element type for the CUDA backend");
+        op->emitError("unsupported element type for the ") << dialect.displayName << " backend";
         ok = false;
       }
       names[r] = "v" + std::to_string(counter++);
@@ -291,14 +293,14 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
      << "constexpr bool kNeedsLt = " << (needsLt ? "true" : "false") << ";\n"
      << "constexpr bool kNeedsDnn = " << (needsDnn ? "true" : "false") << ";\n"
      << "constexpr bool kStaticShapes = " << (isStatic ? "true" : "false") << ";\n"
-     << "/// CUDA graphs: one per workspace and set of dynamic sizes.\n"
+     << dialect.spell("/// @graph@s: one per workspace and set of dynamic sizes.\n")
      << "constexpr bool kGraphs = true;\n"
-     << "/// Bytes each cuBLASLt/cuDNN call may use: in the arena where the memory\n"
+     << dialect.spell("/// Bytes each @gemm_lib@/@conv_lib@ call may use: in the arena where the memory\n")
      << "/// plan placed it (thunder.workspace), else per stream after the arena.\n"
-     << "constexpr uint64_t kLibWorkspace = " << (needsLt || needsDnn ? dialect.libWorkspace : 0)
+     << "constexpr uint64_t kLibWorkspace = " << (needsLt || needsDnn ? dialect.libraries.workspace : 0)
      << "ULL;\n"
      << "constexpr uint64_t kStreamLibWorkspace = "
-     << (streamWorkspaces ? dialect.libWorkspace : 0) << "ULL;\n"
+     << (streamWorkspaces ? dialect.libraries.workspace : 0) << "ULL;\n"
      << "constexpr uint64_t kBlobBytes = " << blob.size() << "ULL;\n"
      << "constexpr uint64_t kDeviceBytes = " << deviceBytes << "ULL;\n"
      << "const char *const kArchs = " << cppString(options.*dialect.archs) << ";\n"
@@ -317,7 +319,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
      << "  return out;\n}\n\n"
      << "/// A kernel of this library: whether it can run tells whether the library\n"
      << "/// holds code for the device.\n"
-     << "__global__ void thunder_probe() {}\n\n";
+     << dialect.syntax.kernel << " void thunder_probe() {}\n\n";
   codegen::emitComputeSymbols(os, plan, [&](Value v, unsigned d) { return dimExpr(v, d); });
 
   // The workspace: the arena, then per stream a library workspace and the
@@ -328,7 +330,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
      << "  uint64_t in[" << func.getNumArguments() + 1 << "], out["
      << retOp.getNumOperands() + 1 << "];\n"
      << "  uint64_t total;\n};\n\n"
-     << "/// `staged`: a CUDA graph replays on fixed buffers, so inputs and outputs\n"
+     << dialect.spell("/// `staged`: a @graph@ replays on fixed buffers, so inputs and outputs\n")
      << "/// pass through staging buffers at the end of the workspace.\n"
      << "static void layout(const int64_t *sym, Layout &L, bool staged) {\n  (void)sym;\n"
      << "  uint64_t at = 0;\n";
@@ -366,15 +368,17 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
 
   os << "// Kernels.\n" << device << "\n";
 
-  os << "/// The model state: device weights and the runtime (streams, events,\n"
-        "/// cuBLASLt, the CUDA graph).\n"
-        "struct State {\n  DeviceBuffer weights;\n  Runtime rt;\n};\n\n";
+  os << dialect.spell(
+      "/// The model state: device weights and the runtime (streams, events,\n"
+        "/// @gemm_lib@, the @graph@).\n"
+        "struct State {\n  DeviceBuffer weights;\n  Runtime rt;\n};\n\n");
 
-  os << "/// Enqueues one run on `main` (the caller's stream, or the capture stream)\n"
+  os << dialect.spell(
+      "/// Enqueues one run on `main` (the caller's stream, or the capture stream)\n"
         "/// reading the inputs from `in` and writing the outputs to `out` (the\n"
         "/// caller's buffers, or staging buffers in the workspace under a graph).\n"
         "static int enqueue(State &state, const thunder_tensor *inputs, const void *const *in,\n"
-        "                   void *const *out, char *ws, cudaStream_t main, char *error,\n"
+        "                   void *const *out, char *ws, @stream_t@ main, char *error,\n"
         "                   size_t error_size) {\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
         "  Layout L;\n  layout(sym, L, state.rt.graphs);\n"
@@ -389,7 +393,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
         "    c.dnn = rt.have_dnn ? &rt.dnn : nullptr;\n"
         "    c.lib_workspace = ws + L.lib[s];\n    c.lib_workspace_bytes = kLibWorkspace;\n"
         "    c.scratch = ws + L.scratch[s];\n    c.scratch_bytes = L.scratch_bytes[s];\n"
-        "    c.error = &failure;\n    return c;\n  };\n  (void)ctx;\n";
+        "    c.error = &failure;\n    return c;\n  };\n  (void)ctx;\n");
   emitShapes(os);
   for (BlockArgument arg : func.getArguments())
     os << "  const " << elem(arg) << " *" << name(arg) << " = static_cast<const " << elem(arg)
@@ -416,8 +420,8 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
     os << "  rt.join(main);\n";
   os << "  // Outputs no kernel wrote.\n";
   for (auto &[k, v] : outputCopies)
-    os << "  " << dialect.memcpyAsync << "(out[" << k << "], " << name(v) << ", "
-       << bytesExpr(v) << ", " << dialect.deviceToDevice << ", main);\n";
+    os << "  " << dialect.runtime.memcpyAsync << "(out[" << k << "], " << name(v) << ", "
+       << bytesExpr(v) << ", " << dialect.runtime.deviceToDevice << ", main);\n";
   os << "  if (failure)\n    return report_library(error, error_size, failure, &rt.dnn);\n"
         "  return 0;\n}\n\n";
 
@@ -462,34 +466,34 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
   return success();
 }
 
-/// create(): the runtime (device checks, streams, cuBLASLt), the weights in
-/// device memory, splat constants filled; run(): through the CUDA graph.
+/// create(): the runtime (device checks, streams, the GEMM library), the
+/// weights in device memory, splat constants filled; run(): through the graph.
 std::string GpuEmitter::createAndRun() {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "/// Copies the weights to the device and fills the splat constants.\n"
         "static int upload(State &model, const unsigned char *blob, char *error, size_t size) {\n"
         "  if (kDeviceBytes == 0)\n    return 0;\n"
-        "  cudaError_t e = cudaMalloc(&model.weights.ptr, kDeviceBytes);\n"
-        "  if (e != cudaSuccess)\n    return report(error, size, \"allocating the weights\", e);\n"
-        "  if (kBlobBytes && (e = cudaMemcpy(model.weights.ptr, blob, kBlobBytes,\n"
-        "                                    cudaMemcpyHostToDevice)) != cudaSuccess)\n"
+        "  @error_t@ e = @malloc@(&model.weights.ptr, kDeviceBytes);\n"
+        "  if (e != @success@)\n    return report(error, size, \"allocating the weights\", e);\n"
+        "  if (kBlobBytes && (e = @memcpy@(model.weights.ptr, blob, kBlobBytes,\n"
+        "                                    @hostToDevice@)) != @success@)\n"
         "    return report(error, size, \"copying the weights to the device\", e);\n"
-        "  cudaStream_t s;\n"
-        "  if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess)\n"
-        "    return report(error, size, \"cudaStreamCreate\", e);\n"
+        "  @stream_t@ s;\n"
+        "  if ((e = @streamCreateWithFlags@(&s, @streamNonBlocking@)) != @success@)\n"
+        "    return report(error, size, \"@streamCreate@\", e);\n"
         "  Ctx c;\n  c.stream = s;\n  c.sms = model.rt.sms;\n"
         "  char *W = static_cast<char *>(model.weights.ptr);\n  (void)W;\n";
   for (auto &[v, offset, literal] : splats)
     os << "  fill(c, reinterpret_cast<" << elem(v) << " *>(W + " << offset << "), "
        << typeOf(v).getNumElements() << "LL, st<" << elem(v) << ">(" << literal << "));\n";
-  // cudaMemcpy from pageable memory may return before the copy lands, and the
+  // A synchronous copy from pageable memory may return before the copy lands, and the
   // first run may be on a non-blocking stream: the device is idle before
   // create() returns.
-  os << "  e = cudaStreamSynchronize(s);\n  cudaStreamDestroy(s);\n"
-        "  if (e == cudaSuccess)\n    e = cudaDeviceSynchronize();\n"
-        "  if (e == cudaSuccess)\n    e = cudaGetLastError();\n"
-        "  return e == cudaSuccess ? 0 : report(error, size, \"filling the constants\", e);\n}\n\n"
+  os << "  e = @streamSynchronize@(s);\n  @streamDestroy@(s);\n"
+        "  if (e == @success@)\n    e = @deviceSynchronize@();\n"
+        "  if (e == @success@)\n    e = @getLastError@();\n"
+        "  return e == @success@ ? 0 : report(error, size, \"filling the constants\", e);\n}\n\n"
         "int create(const char *path, void **state, char *error, size_t error_size) {\n"
         "  (void)path;\n"
         "  auto st = std::make_unique<State>();\n"
@@ -497,10 +501,10 @@ std::string GpuEmitter::createAndRun() {
         "                           reinterpret_cast<const void *>(&thunder_probe), kArchs,\n"
         "                           error, error_size))\n    return rc;\n"
         "  if (kNeedsLt && !st->rt.have_lt) {\n"
-        "    snprintf(error, error_size, \"this model's GEMMs need cuBLASLt: %s\",\n"
+        "    snprintf(error, error_size, \"this model's GEMMs need @gemm_lib@: %s\",\n"
         "             st->rt.lt_missing.c_str());\n    return 1;\n  }\n"
         "  if (kNeedsDnn && !st->rt.have_dnn) {\n"
-        "    snprintf(error, error_size, \"this model's convolutions need cuDNN: %s\",\n"
+        "    snprintf(error, error_size, \"this model's convolutions need @conv_lib@: %s\",\n"
         "             st->rt.dnn_missing.c_str());\n    return 1;\n  }\n";
   if (!options.externalWeights) {
     os << "  if (int rc = upload(*st, thunder_weights_blob, error, error_size))\n"
@@ -543,9 +547,9 @@ std::string GpuEmitter::createAndRun() {
         "int run(const void *state, const thunder_tensor *inputs, const thunder_tensor *outputs,\n"
         "        void *workspace, void *stream, char *error, size_t error_size) {\n"
         "  State &model = *static_cast<State *>(const_cast<void *>(state));\n"
-        "  cudaStream_t caller = static_cast<cudaStream_t>(stream);\n"
+        "  @stream_t@ caller = static_cast<@stream_t@>(stream);\n"
         "  char *ws = static_cast<char *>(workspace);\n"
-        "  // Library workspaces sit at 256-byte multiples of it (cuBLASLt's alignment).\n"
+        "  // Library workspaces sit at 256-byte multiples of it (@gemm_lib@'s alignment).\n"
         "  if (reinterpret_cast<uintptr_t>(ws) % 256) {\n"
         "    snprintf(error, error_size, \"the workspace is not 256-byte aligned\");\n"
         "    return 1;\n  }\n"
@@ -553,33 +557,33 @@ std::string GpuEmitter::createAndRun() {
         "  if (!model.rt.graphs) {\n"
         "    for (int i = 0; i < kNumInputs; ++i) in[i] = inputs[i].data;\n"
         "    for (int i = 0; i < kNumOutputs; ++i) out[i] = outputs[i].data;\n"
-        "    return model.rt.run(caller, {}, [&](cudaStream_t main) {\n"
+        "    return model.rt.run(caller, {}, [&](@stream_t@ main) {\n"
         "      return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
         "    }, error, error_size);\n  }\n"
         "  // The graph runs on staging buffers (captured once per workspace): the\n"
         "  // inputs are copied in before it and the outputs out after it.\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
         "  Layout L;\n  layout(sym, L, true);\n"
-        "  cudaError_t e = cudaSuccess;\n"
-        "  for (int i = 0; i < kNumInputs && e == cudaSuccess; ++i) {\n"
+        "  @error_t@ e = @success@;\n"
+        "  for (int i = 0; i < kNumInputs && e == @success@; ++i) {\n"
         "    in[i] = ws + L.in[i];\n"
-        "    e = cudaMemcpyAsync(ws + L.in[i], inputs[i].data, kInputBytes[i] * numel(inputs[i].shape, inputs[i].rank),\n"
-        "                        cudaMemcpyDeviceToDevice, caller);\n  }\n"
+        "    e = @memcpyAsync@(ws + L.in[i], inputs[i].data, kInputBytes[i] * numel(inputs[i].shape, inputs[i].rank),\n"
+        "                        @deviceToDevice@, caller);\n  }\n"
         "  for (int i = 0; i < kNumOutputs; ++i) out[i] = ws + L.out[i];\n"
-        "  if (e != cudaSuccess)\n    return report(error, error_size, \"staging the inputs\", e);\n"
+        "  if (e != @success@)\n    return report(error, error_size, \"staging the inputs\", e);\n"
         "  // One graph per workspace and set of dynamic sizes.\n"
         "  std::vector<uintptr_t> key = {reinterpret_cast<uintptr_t>(ws)};\n"
         "  for (int i = 0; i < kNumSymbols; ++i)\n"
         "    key.push_back(uintptr_t(sym[i]));\n"
-        "  if (int rc = model.rt.run(caller, key, [&](cudaStream_t main) {\n"
+        "  if (int rc = model.rt.run(caller, key, [&](@stream_t@ main) {\n"
         "        return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
         "      }, error, error_size))\n    return rc;\n"
-        "  for (int k = 0; k < kNumOutputs && e == cudaSuccess; ++k)\n"
-        "    e = cudaMemcpyAsync(outputs[k].data, out[k],\n"
+        "  for (int k = 0; k < kNumOutputs && e == @success@; ++k)\n"
+        "    e = @memcpyAsync@(outputs[k].data, out[k],\n"
         "                        kOutputBytes[k] * numel(outputs[k].shape, outputs[k].rank),\n"
-        "                        cudaMemcpyDeviceToDevice, caller);\n"
-        "  return e == cudaSuccess ? 0 : report(error, error_size, \"copying the outputs\", e);\n}\n\n";
-  return text;
+        "                        @deviceToDevice@, caller);\n"
+        "  return e == @success@ ? 0 : report(error, error_size, \"copying the outputs\", e);\n}\n\n";
+  return dialect.spell(text);
 }
 
 void GpuEmitter::emitEntry(llvm::raw_ostream &os) {
