@@ -12,6 +12,7 @@
 #include "thunder/Target/CPU/CPUBackend.h"
 
 #include "Emitter.h"
+#include "thunder/Target/Common/WeightsLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -369,32 +370,11 @@ std::string Emitter::createAndRun() {
            "  return run_model(static_cast<const unsigned char *>(state), inputs,\n"
            "                   outputs, workspace);\n}\n\n";
   uint64_t dataStart = 8 + weightsHeaderBytes;
-  return llvm::formatv(R"cpp(struct Weights {{ void *map; size_t size; };
-int create(const char *path, void **state, char *error, size_t error_size) {{
-  thunder_cpu_init();
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {{
-    snprintf(error, error_size, "cannot open the weights file %s", path);
-    return 1;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || uint64_t(st.st_size) != {0}ULL) {{
-    close(fd);
-    snprintf(error, error_size,
-             "the weights file %s has %lld bytes; this model's has {0}",
-             path, (long long)st.st_size);
-    return 1;
-  }
-  void *map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) {{
-    snprintf(error, error_size, "cannot map the weights file %s", path);
-    return 1;
-  }
-  uint64_t header = 0;
-  for (int i = 0; i < 8; ++i)
-    header |= uint64_t(static_cast<const unsigned char *>(map)[i]) << (8 * i);
-  if (header != {1}ULL) {{
+  return "struct Weights { void *map; size_t size; };\n"
+         "int create(const char *path, void **state, char *error, size_t error_size) {\n"
+         "  thunder_cpu_init();\n" +
+         codegen::mapWeightsFile(dataStart + blob.size(), {"st", true}) +
+         llvm::formatv(R"cpp(  if (header != {0}ULL) {{
     munmap(map, st.st_size);
     snprintf(error, error_size,
              "the weights file %s was not written for this model", path);
@@ -411,13 +391,13 @@ void destroy(void *state) {{
 int run(const void *state, const thunder_tensor *inputs,
         const thunder_tensor *outputs, void *workspace, void *, char *, size_t) {{
   const auto *w = static_cast<const Weights *>(state);
-  return run_model(static_cast<const unsigned char *>(w->map) + {2}, inputs,
+  return run_model(static_cast<const unsigned char *>(w->map) + {1}, inputs,
                    outputs, workspace);
 }
 
 )cpp",
-                       dataStart + blob.size(), weightsHeaderBytes, dataStart)
-      .str();
+                       weightsHeaderBytes, dataStart)
+             .str();
 }
 
 void Emitter::emitEntry(llvm::raw_ostream &os) {

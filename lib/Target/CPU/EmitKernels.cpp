@@ -15,28 +15,11 @@
 
 using namespace mlir;
 using namespace mlir::thunder;
-using ::thunder::EmittedSources;
-using ::thunder::PlanDim;
-using ::thunder::ShapePlan;
-using ::thunder::SymbolDef;
-using ::thunder::TargetOptions;
-using ::thunder::ToolchainCommand;
 
 namespace thunder::cpu {
 
 LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
-  {
-    std::string text;
-    llvm::raw_string_ostream line(text);
-    OpPrintingFlags flags;
-    flags.elideLargeElementsAttrs(8).elideLargeResourceString(8);
-    op->print(line, flags);
-    std::string where = sourceOf(op->getLoc());
-    os << "  // " << llvm::StringRef(text).split('\n').first;
-    if (!where.empty())
-      os << "\n  //   at " << where;
-    os << "\n";
-  }
+  codegen::emitOpComment(os, op, "  ");
   codegen::CallOperands operands{
       [&](Value v) { return name(v); }, [&](Value v) { return shape(v); },
       [&](Value v, unsigned d) { return dimExpr(v, d); },

@@ -95,6 +95,19 @@ std::string sourceOf(Location loc) {
   return text;
 }
 
+void emitOpComment(llvm::raw_ostream &os, Operation *op, llvm::StringRef indent) {
+  std::string text;
+  llvm::raw_string_ostream line(text);
+  OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(8).elideLargeResourceString(8);
+  op->print(line, flags);
+  std::string where = sourceOf(op->getLoc());
+  os << indent << "// " << llvm::StringRef(text).split('\n').first;
+  if (!where.empty())
+    os << "\n" << indent << "//   at " << where;
+  os << "\n";
+}
+
 std::string splatLiteral(SplatElementsAttr splat) {
   Type element = splat.getElementType();
   if (isa<FloatType>(element))

@@ -45,16 +45,7 @@ bool GpuEmitter::isPointwise(Operation *op) {
 }
 
 void GpuEmitter::emitComment(Operation *op, llvm::raw_ostream &os, llvm::StringRef indent) {
-  std::string text;
-  llvm::raw_string_ostream line(text);
-  OpPrintingFlags flags;
-  flags.elideLargeElementsAttrs(8).elideLargeResourceString(8);
-  op->print(line, flags);
-  std::string where = sourceOf(op->getLoc());
-  os << indent << "// " << llvm::StringRef(text).split('\n').first;
-  if (!where.empty())
-    os << "\n" << indent << "//   at " << where;
-  os << "\n";
+  codegen::emitOpComment(os, op, indent);
 }
 
 //===----------------------------------------------------------------------===//

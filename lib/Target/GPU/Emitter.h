@@ -39,15 +39,8 @@ using mlir::Operation;
 using mlir::RankedTensorType;
 using mlir::Type;
 using mlir::Value;
-// The C-family spellings every backend shares (ArtifactSource.h).
-using ::thunder::codegen::cppString;
-using ::thunder::codegen::cppType;
-using ::thunder::codegen::doubleLiteral;
-using ::thunder::codegen::dtypeCode;
-using ::thunder::codegen::elementBytes;
-using ::thunder::codegen::i64List;
-using ::thunder::codegen::safetensorsDtype;
-using ::thunder::codegen::sourceOf;
+// The C-family spellings every backend shares (lib/Target/Common).
+using namespace ::thunder::codegen;
 
 /// The largest rank the generated index arithmetic handles (the support
 /// header's kMaxRank).

@@ -16,6 +16,7 @@
 #include "thunder/Target/GPU/GpuDialect.h"
 
 #include "Emitter.h"
+#include "thunder/Target/Common/WeightsLoader.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -511,36 +512,16 @@ std::string GpuEmitter::createAndRun() {
           "    return rc;\n";
   } else {
     uint64_t dataStart = 8 + weightsHeaderBytes;
-    os << llvm::formatv(R"cpp(  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {{
-    snprintf(error, error_size, "cannot open the weights file %s", path);
-    return 1;
-  }
-  struct stat info;
-  if (fstat(fd, &info) != 0 || uint64_t(info.st_size) != {0}ULL) {{
-    close(fd);
-    snprintf(error, error_size, "the weights file %s has %lld bytes; this model's has {0}",
-             path, (long long)info.st_size);
-    return 1;
-  }
-  void *map = mmap(nullptr, info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) {{
-    snprintf(error, error_size, "cannot map the weights file %s", path);
-    return 1;
-  }
-  uint64_t header = 0;
-  for (int i = 0; i < 8; ++i)
-    header |= uint64_t(static_cast<const unsigned char *>(map)[i]) << (8 * i);
-  int rc = header == {1}ULL
-               ? upload(*st, static_cast<const unsigned char *>(map) + {2}, error, error_size)
+    os << codegen::mapWeightsFile(dataStart + blob.size(), {"info", false})
+       << llvm::formatv(R"cpp(  int rc = header == {0}ULL
+               ? upload(*st, static_cast<const unsigned char *>(map) + {1}, error, error_size)
                : (snprintf(error, error_size,
                            "the weights file %s was not written for this model", path), 1);
   munmap(map, info.st_size);
   if (rc)
     return rc;
 )cpp",
-                        dataStart + blob.size(), weightsHeaderBytes, dataStart);
+                        weightsHeaderBytes, dataStart);
   }
   os << "  *state = st.release();\n  return 0;\n}\n\n"
         "void destroy(void *state) { delete static_cast<State *>(state); }\n\n"

@@ -47,6 +47,10 @@ std::string cppString(llvm::StringRef s);
 std::string i64List(llvm::ArrayRef<int64_t> values);
 /// "file.py:12" of an op's location, or "".
 std::string sourceOf(mlir::Location loc);
+/// The comment before an op's code: `indent// <the op's first printed line,
+/// large attributes elided>` and, when its location has one,
+/// `indent//   at file.py:12`.
+void emitOpComment(llvm::raw_ostream &os, mlir::Operation *op, llvm::StringRef indent);
 
 /// The constants placed in the weights blob (value -> byte offset), in blob
 /// order (ties by `name`): the generated source must not follow a hash
