@@ -206,6 +206,15 @@ void Emitter::emitPlacements(llvm::raw_ostream &os) {
        << elem(splat.first) << " *>(ws + offsets[" << base + i << "]);\n";
 }
 
+/// The headers every compiled CPU model needs, written next to its source.
+static void addSupportFiles(EmittedSources &out) {
+  out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
+  out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
+  out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
+  out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
+  out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+}
+
 LogicalResult Emitter::run(EmittedSources &out) {
   // Names and storage.
   for (BlockArgument arg : func.getArguments())
@@ -310,14 +319,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
   os << "  return 0;\n}\n\n";
 
   // Output shapes and workspace size from the inputs.
-  os << "int output_shapes(const void *, const thunder_tensor *inputs,\n"
-        "                  int64_t *const *shapes, char *, size_t) {\n"
-        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n";
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    for (unsigned d = 0; d < typeOf(v).getRank(); ++d)
-      os << "  shapes[" << i << "][" << d << "] = " << dimExpr(v, d) << ";\n";
-  os << "  return 0;\n}\n\n"
-     << "uint64_t workspace_bytes(const void *, const thunder_tensor *inputs) {\n"
+  codegen::emitOutputShapes(os, func, [&](Value v, unsigned d) { return dimExpr(v, d); });
+  os << "uint64_t workspace_bytes(const void *, const thunder_tensor *inputs) {\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
         "  uint64_t offsets[" << numOffsets() << "];\n"
         "  return layout(sym, offsets);\n}\n\n";
@@ -333,9 +336,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     out.files.push_back({options.modelName + ".safetensors",
                          std::move(weightsFile)});
     out.artifacts.push_back(options.modelName + ".safetensors");
-    out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
-    out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
-    out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+    addSupportFiles(out);
     out.compileUnits = {"model.cpp"};
     return success();
   }
@@ -348,9 +349,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
                     "thunder_weights_blob:\n"
                     "\t.incbin \"weights.bin\"\n\t.byte 0\n"
                     "\t.section .note.GNU-stack,\"\",@progbits\n"});
-  out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
-  out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
-  out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+  addSupportFiles(out);
   out.compileUnits = {"model.cpp", "weights.S"};
   return success();
 }

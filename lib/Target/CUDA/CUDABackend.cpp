@@ -85,7 +85,8 @@ static const gpu::GpuDialect &cudaDialect() {
       /*supportFiles=*/
       {{"thunder_cuda.cuh", kThunderCudaHeader},
        {"thunder_cuda_libs.cuh", kThunderCudaLibsHeader},
-       {"thunder-c/artifact.h", kArtifactHeader}}};
+       {"thunder_cuda_dnn.cuh", kThunderCudaDnnHeader},
+       {"thunder_cuda_runtime.cuh", kThunderCudaRuntimeHeader}}};
   return d;
 }
 

@@ -27,6 +27,10 @@
 using namespace mlir;
 using namespace mlir::thunder;
 
+namespace {
+#include "GPUSupportSources.inc"
+} // namespace
+
 namespace thunder::gpu {
 
 
@@ -426,15 +430,8 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
   os << "  if (failure)\n    return report_library(error, error_size, failure, &rt.dnn);\n"
         "  return 0;\n}\n\n";
 
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  os << "int output_shapes(const void *, const thunder_tensor *inputs,\n"
-        "                  int64_t *const *shapes, char *, size_t) {\n"
-        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n";
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    for (unsigned d = 0; d < typeOf(v).getRank(); ++d)
-      os << "  shapes[" << i << "][" << d << "] = " << dimExpr(v, d) << ";\n";
-  os << "  return 0;\n}\n\n"
-     << "uint64_t workspace_bytes(const void *state, const thunder_tensor *inputs) {\n"
+  codegen::emitOutputShapes(os, func, [&](Value v, unsigned d) { return dimExpr(v, d); });
+  os << "uint64_t workspace_bytes(const void *state, const thunder_tensor *inputs) {\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
         "  Layout L;\n  layout(sym, L, static_cast<const State *>(state)->rt.graphs);\n"
         "  return L.total;\n}\n\n";
@@ -447,6 +444,11 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
   out.files.push_back({dialect.source, text});
   for (const SupportFile &f : dialect.supportFiles)
     out.files.push_back({f.path, f.contents});
+  // The vendor-neutral headers the dialect's include.
+  out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
+  out.files.push_back({"thunder_gpu.h", kThunderGpuHeader});
+  out.files.push_back({"thunder_gpu_nn.h", kThunderGpuNnHeader});
+  out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
   if (options.externalWeights) {
     out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile)});
     out.artifacts.push_back(options.modelName + ".safetensors");

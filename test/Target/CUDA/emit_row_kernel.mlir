@@ -1,6 +1,6 @@
 // RUN: rm -rf %t && thunder-compile %s --target=cuda --compile-to=source -o %t --name rows
 // RUN: FileCheck %s < %t/model.cu
-// RUN: FileCheck %s --check-prefix=HEADER < %t/thunder_cuda.cuh
+// RUN: FileCheck %s --check-prefix=HEADER < %t/thunder_gpu_nn.h
 
 // A decomposed layer_norm (and softmax) is ONE generated kernel: a block per
 // row, a pass and a block reduction (warp shuffles, then the warps through
@@ -117,7 +117,7 @@
 // CHECK-NEXT: const bool cached = cache <= int64_t(kRowCacheBytes);
 // CHECK: rt.join(main);
 
-// HEADER: constexpr size_t kRowCacheBytes = 48 * 1024 - 32 * sizeof(double);
+// HEADER: constexpr size_t kRowCacheBytes = THUNDER_SMEM_DEFAULT_BYTES - kMaxWarps * sizeof(double);
 // HEADER-LABEL: template <class T> __device__ inline T row_fill(bool cached, T &slot, T x) {
 // HEADER-NEXT: if (cached)
 // HEADER-NEXT: slot = x;

@@ -92,6 +92,11 @@ std::string safetensorsFile(llvm::StringRef modelName, llvm::ArrayRef<WeightEntr
 void emitComputeSymbols(llvm::raw_ostream &os, const ShapePlan &plan,
                         llvm::function_ref<std::string(mlir::Value, unsigned)> dim);
 
+/// The ABI's `int output_shapes(...)`: each result's dims from the inputs'
+/// (compute_symbols of the source), `dim(v, d)` as for emitComputeSymbols.
+void emitOutputShapes(llvm::raw_ostream &os, mlir::func::FuncOp func,
+                      llvm::function_ref<std::string(mlir::Value, unsigned)> dim);
+
 /// kInputs and kOutputs, the thunder_tensor_desc arrays of `func`'s inputs
 /// and results: names, dtypes, shapes with their dynamic dims' symbols and
 /// ranges (thunder.dim_symbols, thunder.symbol_ranges).

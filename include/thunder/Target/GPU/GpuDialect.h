@@ -99,7 +99,9 @@ struct GpuDialect {
   /// The option holding the architectures to build code for (the toolchain
   /// builds one binary per entry).
   std::string TargetOptions::*archs;
-  /// The support headers (and the ABI header) written next to the sources.
+  /// The dialect's own support headers, written next to the sources (the
+  /// GPU library adds the vendor-neutral ones: thunder_scalar.h,
+  /// thunder_gpu.h, thunder_gpu_nn.h, thunder-c/artifact.h).
   std::vector<SupportFile> supportFiles;
 
   /// `text` with every @key@ replaced by that runtime name (GpuRuntime's
