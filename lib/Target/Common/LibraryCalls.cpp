@@ -198,15 +198,7 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
         return true;
       })
       .Case([&](MatmulOp m) {
-        Value lhs = m.getLhs(), rhs = m.getRhs();
-        int lr = rank(lhs), rr = rank(rhs);
-        os << I << "matmul(" << C << name(lhs) << ", " << name(rhs) << ", " << name(m) << ", "
-           << w.product(lhs, 0, lr - 2) << ", "
-           << w.dim(lhs, m.getTransposeLhs() ? lr - 1 : lr - 2) << ", "
-           << w.dim(rhs, m.getTransposeRhs() ? rr - 2 : rr - 1) << ", "
-           << w.dim(lhs, m.getTransposeLhs() ? lr - 2 : lr - 1) << ", "
-           << b(m.getTransposeLhs()) << ", " << b(m.getTransposeRhs()) << ", "
-           << b(rr == 2 && lr > 2) << ");\n";
+        os << I << "matmul(" << C << matmulArgs(m, operands, name(m)) << ");\n";
         return true;
       })
       .Case([&](ConvolutionOp x) {
@@ -253,6 +245,21 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
         return true;
       })
       .Default([](Operation *) { return false; });
+}
+
+std::string matmulArgs(MatmulOp m, const CallOperands &v, const std::string &out) {
+  Value lhs = m.getLhs(), rhs = m.getRhs();
+  int lr = cast<RankedTensorType>(lhs.getType()).getRank();
+  int rr = cast<RankedTensorType>(rhs.getType()).getRank();
+  auto b = [](bool x) -> std::string { return x ? "true" : "false"; };
+  std::string batch = "int64_t(1)";
+  for (int d = 0; d < lr - 2; ++d)
+    batch += " * " + v.dim(lhs, d);
+  return v.name(lhs) + ", " + v.name(rhs) + ", " + out + ", " + batch + ", " +
+         v.dim(lhs, m.getTransposeLhs() ? lr - 1 : lr - 2) + ", " +
+         v.dim(rhs, m.getTransposeRhs() ? rr - 2 : rr - 1) + ", " +
+         v.dim(lhs, m.getTransposeLhs() ? lr - 2 : lr - 1) + ", " + b(m.getTransposeLhs()) +
+         ", " + b(m.getTransposeRhs()) + ", " + b(rr == 2 && lr > 2);
 }
 
 FailureOr<std::string> attentionArgs(ScaledDotProductAttentionOp a, const CallOperands &v) {

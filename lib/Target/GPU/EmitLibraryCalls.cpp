@@ -44,6 +44,12 @@ std::string GpuEmitter::convScratch(ConvolutionOp c) {
   return "((" + bytes + ") * " + std::to_string(elementBytes(t)) + "ULL + 255) & ~255ULL)";
 }
 
+codegen::CallOperands GpuEmitter::callOperands() {
+  return {[this](Value v) { return name(v); }, [this](Value v) { return shape(v); },
+          [this](Value v, unsigned d) { return dimExpr(v, d); },
+          [this](Value v) { return numelExpr(v); }, [this](Value v) { return elem(v); }};
+}
+
 LogicalResult GpuEmitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
   auto dims = [&](Value v) { return shape(v); };
   auto b = [](bool v) { return v ? "true" : "false"; };
@@ -58,10 +64,7 @@ LogicalResult GpuEmitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
     needsLt |= !dnn && x.getGroups() == 1 && dialect.libraries.gemmTakes(typeOf(x).getElementType());
     ++libraryCalls;
   }
-  codegen::CallOperands operands{
-      [&](Value v) { return name(v); }, [&](Value v) { return shape(v); },
-      [&](Value v, unsigned d) { return dimExpr(v, d); },
-      [&](Value v) { return numelExpr(v); }, [&](Value v) { return elem(v); }};
+  codegen::CallOperands operands = callOperands();
   static const codegen::CallStyle style{"    ", "c, ", ";\n      ", 1};
   // The convolution's last argument: whether it goes through the library.
   auto viaLibrary = [&](ConvolutionOp x) -> std::string {

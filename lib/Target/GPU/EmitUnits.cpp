@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
+#include "thunder/Target/Common/LibraryCalls.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -89,22 +90,11 @@ bool GpuEmitter::tryGemmEpilogue(Unit &unit, FusionOp fusion, llvm::raw_ostream 
     return false;
   const char *epi = bias ? (relu ? "ReluBias" : gelu ? "GeluTanhBias" : "Bias")
                          : (relu ? "Relu" : gelu ? "GeluTanh" : "None");
-  Value lhs = mm.getLhs(), rhs = mm.getRhs();
-  int lr = rank(lhs), rr = rank(rhs);
-  std::string batch = "int64_t(1)";
-  for (int d = 0; d < lr - 2; ++d)
-    batch += " * " + dimExpr(lhs, d);
   needsLt = true;
   ++libraryCalls;
-  auto b = [](bool v) { return v ? "true" : "false"; };
   host << "    // " << dialect.libraries.gemm << " with the epilogue " << epi << ".\n"
-       << "    matmul(c, " << name(lhs) << ", " << name(rhs) << ", "
-       << name(fusion.getResult(0)) << ", " << batch << ", "
-       << dimExpr(lhs, mm.getTransposeLhs() ? lr - 1 : lr - 2) << ", "
-       << dimExpr(rhs, mm.getTransposeRhs() ? rr - 2 : rr - 1) << ", "
-       << dimExpr(lhs, mm.getTransposeLhs() ? lr - 2 : lr - 1) << ", "
-       << b(mm.getTransposeLhs()) << ", " << b(mm.getTransposeRhs()) << ", "
-       << b(rr == 2 && lr > 2) << ", Epilogue::" << epi << ", "
+       << "    matmul(c, " << codegen::matmulArgs(mm, callOperands(), name(fusion.getResult(0)))
+       << ", Epilogue::" << epi << ", "
        << (bias ? name(bias) : "(const " + elem(mm) + " *)nullptr") << ");\n";
   (void)unit;
   return true;

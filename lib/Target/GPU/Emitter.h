@@ -1,9 +1,10 @@
 //===- Emitter.h - The GPU code generator's emitter (private) ---*- C++ -*-===//
 //
 // Shared by GpuEmitter.cpp (storage, the host program, weights, the entry
-// table) and EmitKernels.cpp (a kernel or library call per unit: a fusion
-// region, or a top-level op while the fusion passes leave ops outside
-// regions). The spellings that differ between CUDA and HIP come from the
+// table), EmitUnits.cpp (a unit: a fusion region, or a top-level op while the
+// fusion passes leave ops outside regions), EmitKernels.cpp (the generated
+// pointwise and row kernels) and EmitLibraryCalls.cpp (support-header and
+// library calls). The spellings that differ between CUDA and HIP come from the
 // GpuDialect table (thunder/Target/GPU/GpuDialect.h).
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Target/Common/LibraryCalls.h"
 #include "thunder/Target/GPU/GpuDialect.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
@@ -83,6 +85,8 @@ public:
 
   /// Emits the kernel (to `device`) and the launch (to `host`) of a unit.
   LogicalResult emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw_ostream &host);
+  /// How the shared library-call table (Common/LibraryCalls.h) names values.
+  codegen::CallOperands callOperands();
   /// The scratch bytes a unit needs beyond its results, as a C expression.
   std::string unitScratch(Unit &unit);
   /// The im2col bytes a convolution needs (0 when it needs none), as a C

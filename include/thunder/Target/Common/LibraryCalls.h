@@ -55,6 +55,11 @@ bool emitLibraryCall(mlir::Operation *op, const CallOperands &operands, const Ca
                      llvm::function_ref<std::string(mlir::thunder::ConvolutionOp)> convLast,
                      llvm::raw_ostream &os);
 
+/// "lhs, rhs, out, batch, M, N, K, transpose_lhs, transpose_rhs, shared_rhs":
+/// the arguments of every target's matmul(), the product going to `out`.
+std::string matmulArgs(mlir::thunder::MatmulOp m, const CallOperands &operands,
+                       const std::string &out);
+
 /// "q, k, v, out, batch, L, S, E, Ev, scale, causal": the arguments every
 /// target's sdpa() takes before its mask; failure (diagnosed) for a dynamic
 /// head dim without an explicit scale.
