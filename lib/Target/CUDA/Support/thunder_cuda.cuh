@@ -48,6 +48,8 @@
 #define THUNDER_SHFL_XOR(v, lane_mask) __shfl_xor_sync(0xffffffffu, v, lane_mask)
 #define THUNDER_SYNC_WARP() __syncwarp()
 #define THUNDER_STREAM_T cudaStream_t
+/// Threads a multiprocessor keeps resident: a full wave of blocks.
+#define THUNDER_RESIDENT_THREADS 2048
 /// Shared memory a block may use without opting in (static and dynamic).
 #define THUNDER_SMEM_DEFAULT_BYTES (48 * 1024)
 #define THUNDER_SMEM_OPT_IN(kernel, bytes)                                      \

@@ -5,8 +5,8 @@
 // Written once for every GPU vendor against the dialect macros of the vendor
 // header that includes it (thunder_cuda.cuh): THUNDER_GPU_NS (the namespace),
 // THUNDER_WARP_SIZE, THUNDER_SHFL_XOR(v, lane_mask), THUNDER_SYNC_WARP(),
-// THUNDER_STREAM_T, THUNDER_SMEM_DEFAULT_BYTES and THUNDER_SMEM_OPT_IN(kernel,
-// bytes); the vendor header also defines the element types (i64, f16, bf16,
+// THUNDER_STREAM_T, THUNDER_RESIDENT_THREADS, THUNDER_SMEM_DEFAULT_BYTES and
+// THUNDER_SMEM_OPT_IN(kernel, bytes); the vendor header also defines the element types (i64, f16, bf16,
 // f8e4m3fn, f8e5m2) in THUNDER_GPU_NS before including this one. Kernel
 // syntax (__global__, __shared__, blockIdx, <<<...>>>) is the same in CUDA
 // and HIP.
@@ -144,7 +144,7 @@ struct Ctx {
 /// resident blocks (the kernels loop over the rest).
 inline unsigned grid_for(i64 work, int block, const Ctx &c) {
   i64 blocks = (work + block - 1) / block;
-  i64 cap = i64(c.sms) * (2048 / block);
+  i64 cap = i64(c.sms) * (THUNDER_RESIDENT_THREADS / block);
   return unsigned(std::max<i64>(1, std::min(blocks, cap)));
 }
 
