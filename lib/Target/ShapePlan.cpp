@@ -365,12 +365,13 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
   for (auto &[n, def] : candidates)
     chosen.try_emplace(classes.getLeaderValue(n), def);
 
-  // Every class needs a definition. Dims are visited in the order they were
-  // met (program order), never in the hash map's: the symbols' numbering is
-  // in the generated code, and identical compiles must give identical code.
-  for (auto [n, ref] : llvm::enumerate(refs)) {
+  // Every class needs a definition. (The dims are visited in the order they
+  // were met, not in `ids`' hash order: the symbols' numbering is part of
+  // the generated code, which must not change from run to run.)
+  for (size_t n = 0; n < refs.size(); ++n) {
     if (chosen.count(classes.getLeaderValue(n)))
       continue;
+    const DimRef &ref = refs[n];
     Operation *owner = ref.first.getDefiningOp();
     InFlightDiagnostic diag =
         owner ? owner->emitError() : func.emitError();
@@ -425,7 +426,7 @@ FailureOr<ShapePlan> ShapePlanBuilder::finish(func::FuncOp func) {
     plan.defs.push_back(def);
     return success();
   };
-  for (unsigned n = 0; n < refs.size(); ++n)
+  for (size_t n = 0; n < refs.size(); ++n)
     if (failed(emit(classes.getLeaderValue(n))))
       return failure();
 

@@ -12,6 +12,7 @@
 #include "thunder/Target/CPU/CPUBackend.h"
 
 #include "Emitter.h"
+#include "thunder/Target/Common/WeightsLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -205,6 +206,15 @@ void Emitter::emitPlacements(llvm::raw_ostream &os) {
        << elem(splat.first) << " *>(ws + offsets[" << base + i << "]);\n";
 }
 
+/// The headers every compiled CPU model needs, written next to its source.
+static void addSupportFiles(EmittedSources &out) {
+  out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
+  out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
+  out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
+  out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
+  out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+}
+
 LogicalResult Emitter::run(EmittedSources &out) {
   // Names and storage.
   for (BlockArgument arg : func.getArguments())
@@ -309,14 +319,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
   os << "  return 0;\n}\n\n";
 
   // Output shapes and workspace size from the inputs.
-  os << "int output_shapes(const void *, const thunder_tensor *inputs,\n"
-        "                  int64_t *const *shapes, char *, size_t) {\n"
-        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n";
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    for (unsigned d = 0; d < typeOf(v).getRank(); ++d)
-      os << "  shapes[" << i << "][" << d << "] = " << dimExpr(v, d) << ";\n";
-  os << "  return 0;\n}\n\n"
-     << "uint64_t workspace_bytes(const void *, const thunder_tensor *inputs) {\n"
+  codegen::emitOutputShapes(os, func, [&](Value v, unsigned d) { return dimExpr(v, d); });
+  os << "uint64_t workspace_bytes(const void *, const thunder_tensor *inputs) {\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
         "  uint64_t offsets[" << numOffsets() << "];\n"
         "  return layout(sym, offsets);\n}\n\n";
@@ -331,9 +335,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile), blob,
                          /*binary=*/true});
     out.artifacts.push_back(options.modelName + ".safetensors");
-    out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
-    out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
-    out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+    addSupportFiles(out);
     out.compileUnits = {"model.cpp"};
     return success();
   }
@@ -346,9 +348,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
                     "thunder_weights_blob:\n"
                     "\t.incbin \"weights.bin\"\n\t.byte 0\n"
                     "\t.section .note.GNU-stack,\"\",@progbits\n"});
-  out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
-  out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
-  out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
+  addSupportFiles(out);
   out.compileUnits = {"model.cpp", "weights.S"};
   return success();
 }
@@ -368,32 +368,11 @@ std::string Emitter::createAndRun() {
            "  return run_model(static_cast<const unsigned char *>(state), inputs,\n"
            "                   outputs, workspace);\n}\n\n";
   uint64_t dataStart = 8 + weightsHeaderBytes;
-  return llvm::formatv(R"cpp(struct Weights {{ void *map; size_t size; };
-int create(const char *path, void **state, char *error, size_t error_size) {{
-  thunder_cpu_init();
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {{
-    snprintf(error, error_size, "cannot open the weights file %s", path);
-    return 1;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || uint64_t(st.st_size) != {0}ULL) {{
-    close(fd);
-    snprintf(error, error_size,
-             "the weights file %s has %lld bytes; this model's has {0}",
-             path, (long long)st.st_size);
-    return 1;
-  }
-  void *map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) {{
-    snprintf(error, error_size, "cannot map the weights file %s", path);
-    return 1;
-  }
-  uint64_t header = 0;
-  for (int i = 0; i < 8; ++i)
-    header |= uint64_t(static_cast<const unsigned char *>(map)[i]) << (8 * i);
-  if (header != {1}ULL) {{
+  return "struct Weights { void *map; size_t size; };\n"
+         "int create(const char *path, void **state, char *error, size_t error_size) {\n"
+         "  thunder_cpu_init();\n" +
+         codegen::mapWeightsFile(dataStart + blob->size(), {"st", true}) +
+         llvm::formatv(R"cpp(  if (header != {0}ULL) {{
     munmap(map, st.st_size);
     snprintf(error, error_size,
              "the weights file %s was not written for this model", path);
@@ -410,13 +389,13 @@ void destroy(void *state) {{
 int run(const void *state, const thunder_tensor *inputs,
         const thunder_tensor *outputs, void *workspace, void *, char *, size_t) {{
   const auto *w = static_cast<const Weights *>(state);
-  return run_model(static_cast<const unsigned char *>(w->map) + {2}, inputs,
+  return run_model(static_cast<const unsigned char *>(w->map) + {1}, inputs,
                    outputs, workspace);
 }
 
 )cpp",
-                       dataStart + blob->size(), weightsHeaderBytes, dataStart)
-      .str();
+                       weightsHeaderBytes, dataStart)
+             .str();
 }
 
 void Emitter::emitEntry(llvm::raw_ostream &os) {

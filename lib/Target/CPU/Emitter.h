@@ -48,15 +48,8 @@ using mlir::Value;
 using llvm::ArrayRef;
 using llvm::SmallVector;
 
-// The C-family spellings every backend shares (ArtifactSource.h).
-using ::thunder::codegen::cppString;
-using ::thunder::codegen::cppType;
-using ::thunder::codegen::doubleLiteral;
-using ::thunder::codegen::dtypeCode;
-using ::thunder::codegen::elementBytes;
-using ::thunder::codegen::i64List;
-using ::thunder::codegen::safetensorsDtype;
-using ::thunder::codegen::sourceOf;
+// The C-family spellings every backend shares (lib/Target/Common).
+using namespace ::thunder::codegen;
 
 class Emitter {
 public:

@@ -95,6 +95,31 @@ std::string sourceOf(Location loc) {
   return text;
 }
 
+void emitOutputShapes(llvm::raw_ostream &os, func::FuncOp func,
+                      llvm::function_ref<std::string(Value, unsigned)> dim) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  os << "int output_shapes(const void *, const thunder_tensor *inputs,\n"
+        "                  int64_t *const *shapes, char *, size_t) {\n"
+        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n";
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    for (unsigned d = 0; d < cast<RankedTensorType>(v.getType()).getRank(); ++d)
+      os << "  shapes[" << i << "][" << d << "] = " << dim(v, d) << ";\n";
+  os << "  return 0;\n}\n\n";
+}
+
+void emitOpComment(llvm::raw_ostream &os, Operation *op, llvm::StringRef indent) {
+  std::string text;
+  llvm::raw_string_ostream line(text);
+  OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(8).elideLargeResourceString(8);
+  op->print(line, flags);
+  std::string where = sourceOf(op->getLoc());
+  os << indent << "// " << llvm::StringRef(text).split('\n').first;
+  if (!where.empty())
+    os << "\n" << indent << "//   at " << where;
+  os << "\n";
+}
+
 std::string splatLiteral(SplatElementsAttr splat) {
   Type element = splat.getElementType();
   if (isa<FloatType>(element))

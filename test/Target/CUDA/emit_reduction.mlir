@@ -1,5 +1,7 @@
 // RUN: thunder-opt %s --thunder-cuda-pipeline=fuse=false | thunder-translate --thunder-to-cuda --name red --file=model.cu | FileCheck %s
-// RUN: thunder-opt %s --thunder-cuda-pipeline=fuse=false | thunder-translate --thunder-to-cuda --file=thunder_cuda.cuh | FileCheck %s --check-prefix=HEADER
+// RUN: thunder-opt %s --thunder-cuda-pipeline=fuse=false | thunder-translate --thunder-to-cuda --file=thunder_gpu.h | FileCheck %s --check-prefix=HEADER
+// RUN: thunder-opt %s --thunder-cuda-pipeline=fuse=false | thunder-translate --thunder-to-cuda --file=thunder_gpu_nn.h | FileCheck %s --check-prefix=NN
+// RUN: thunder-opt %s --thunder-cuda-pipeline=fuse=false | thunder-translate --thunder-to-cuda --file=thunder_cuda.cuh | FileCheck %s --check-prefix=DIALECT
 
 // Single reductions over trailing dims are generated row kernels; row-wise
 // composites left whole are kernels of the support header.
@@ -20,9 +22,14 @@
 // CHECK: // Kernel 2: library_layer_norm_2 (library)
 // CHECK: norm(c, a0, v{{[0-9]+}}, (const float *)nullptr, v{{[0-9]+}}, int64_t(1) * 4LL, int64_t(1) * 64LL, {{.*}}, false);
 
-// The rows: warp shuffles within a warp, then across the block's warps.
+// The rows: warp shuffles within a warp (the dialect's width and shuffle),
+// then across the block's warps.
+// DIALECT: #define THUNDER_WARP_SIZE 32
+// DIALECT: #define THUNDER_SHFL_XOR(v, lane_mask) __shfl_xor_sync(0xffffffffu, v, lane_mask)
+// DIALECT: #include "thunder_gpu.h"
 // HEADER-LABEL: template <Reduce K, class A> __device__ inline A warp_reduce(A v) {
-// HEADER: v = reduce_op<K>(v, static_cast<A>(__shfl_xor_sync(0xffffffffu, v, offset)));
+// HEADER: for (int offset = THUNDER_WARP_SIZE / 2; offset > 0; offset >>= 1)
+// HEADER-NEXT: v = reduce_op<K>(v, static_cast<A>(THUNDER_SHFL_XOR(v, offset)));
 // HEADER-LABEL: template <Reduce K, class A> __device__ inline A block_reduce(A v, A *scratch) {
 // HEADER: v = warp_reduce<K>(v);
 // HEADER: scratch[warp] = v;
@@ -30,9 +37,9 @@
 // HEADER: acc = warp_reduce<K>(acc);
 // HEADER: acc = block_reduce<K>(acc, scratch);
 // The row of a softmax is kept in shared memory when it fits.
-// HEADER-LABEL: __global__ void softmax_rows_kernel(
-// HEADER: if (cached)
-// HEADER-NEXT: row[k] = v;
+// NN-LABEL: __global__ void softmax_rows_kernel(
+// NN: if (cached)
+// NN-NEXT: row[k] = v;
 
 func.func @main(%x: tensor<4x64xf32>) -> (tensor<4xf32>, tensor<4x64xf32>, tensor<4x64xf32>) {
   %s = thunder.sum %x dims = [1] : tensor<4x64xf32> -> tensor<4xf32>

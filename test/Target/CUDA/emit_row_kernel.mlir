@@ -1,5 +1,5 @@
 // RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --name rows --file=model.cu | FileCheck %s
-// RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --file=thunder_cuda.cuh | FileCheck %s --check-prefix=HEADER
+// RUN: thunder-opt %s --thunder-cuda-pipeline | thunder-translate --thunder-to-cuda --file=thunder_gpu_nn.h | FileCheck %s --check-prefix=HEADER
 
 // A decomposed layer_norm (and softmax) is ONE generated kernel: a block per
 // row, a pass and a block reduction (warp shuffles, then the warps through
@@ -116,7 +116,7 @@
 // CHECK-NEXT: const bool cached = cache <= int64_t(kRowCacheBytes);
 // CHECK: rt.join(main);
 
-// HEADER: constexpr size_t kRowCacheBytes = 48 * 1024 - 32 * sizeof(double);
+// HEADER: constexpr size_t kRowCacheBytes = THUNDER_SMEM_DEFAULT_BYTES - kMaxWarps * sizeof(double);
 // HEADER-LABEL: template <class T> __device__ inline T row_fill(bool cached, T &slot, T x) {
 // HEADER-NEXT: if (cached)
 // HEADER-NEXT: slot = x;

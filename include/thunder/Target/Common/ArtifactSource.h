@@ -47,6 +47,10 @@ std::string cppString(llvm::StringRef s);
 std::string i64List(llvm::ArrayRef<int64_t> values);
 /// "file.py:12" of an op's location, or "".
 std::string sourceOf(mlir::Location loc);
+/// The comment before an op's code: `indent// <the op's first printed line,
+/// large attributes elided>` and, when its location has one,
+/// `indent//   at file.py:12`.
+void emitOpComment(llvm::raw_ostream &os, mlir::Operation *op, llvm::StringRef indent);
 
 /// The constants placed in the weights blob (value -> byte offset), in blob
 /// order (ties by `name`): the generated source must not follow a hash
@@ -64,6 +68,11 @@ std::string splatLiteral(mlir::SplatElementsAttr splat);
 /// the C expression of dim d of value v. Uses window_size() of the source.
 void emitComputeSymbols(llvm::raw_ostream &os, const ShapePlan &plan,
                         llvm::function_ref<std::string(mlir::Value, unsigned)> dim);
+
+/// The ABI's `int output_shapes(...)`: each result's dims from the inputs'
+/// (compute_symbols of the source), `dim(v, d)` as for emitComputeSymbols.
+void emitOutputShapes(llvm::raw_ostream &os, mlir::func::FuncOp func,
+                      llvm::function_ref<std::string(mlir::Value, unsigned)> dim);
 
 /// kInputs and kOutputs, the thunder_tensor_desc arrays of `func`'s inputs
 /// and results: names, dtypes, shapes with their dynamic dims' symbols and

@@ -20,6 +20,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "thunder_scalar.h"
+
 #include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
@@ -103,114 +105,26 @@ template <int ExpBits, int ManBits, bool FN> struct f8 {
 using f8e4m3fn = f8<4, 3, true>;
 using f8e5m2 = f8<5, 2, false>;
 
-/// The type arithmetic on T happens in.
-template <class T> struct compute { using type = T; };
-template <> struct compute<bf16> { using type = float; };
-template <> struct compute<f16> { using type = float; };
-template <> struct compute<f8e4m3fn> { using type = float; };
-template <> struct compute<f8e5m2> { using type = float; };
-template <class T> using compute_t = typename compute<T>::type;
+/// The narrow floats, computed in float (thunder_scalar.h).
+} // namespace thunder_cpu
+namespace thunder_scalar {
+template <> struct is_lowp<thunder_cpu::bf16> : std::true_type {};
+template <> struct is_lowp<thunder_cpu::f16> : std::true_type {};
+template <> struct is_lowp<thunder_cpu::f8e4m3fn> : std::true_type {};
+template <> struct is_lowp<thunder_cpu::f8e5m2> : std::true_type {};
+} // namespace thunder_scalar
+namespace thunder_cpu {
 
-template <class T> inline compute_t<T> cv(T x) {
-  return static_cast<compute_t<T>>(x);
-}
-template <class T, class U> inline T st(U x) {
-  if constexpr (std::is_same_v<T, bool>)
-    return x != U(0);
-  else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<U>)
-    return std::isnan(x) ? T(0) : static_cast<T>(std::trunc(x));
-  else
-    return static_cast<T>(x);
-}
-
-//===--------------------------------------------------------------------===//
-// Scalar math with PyTorch's semantics
-//===--------------------------------------------------------------------===//
-
-template <class T> inline T relu(T x) { return x > T(0) ? x : (x != x ? x : T(0)); }
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-template <class T> inline T gelu(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
-}
-template <class T> inline T gelu_tanh(T x) {
-  const T k = T(0.79788456080286535588); // sqrt(2/pi)
-  return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
-}
-template <class T> inline T silu(T x) { return x * sigmoid(x); }
-template <class T> inline T maximum(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
-    if (a != a || b != b)
-      return std::numeric_limits<T>::quiet_NaN();
-  return a > b ? a : b;
-}
-template <class T> inline T minimum(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
-    if (a != a || b != b)
-      return std::numeric_limits<T>::quiet_NaN();
-  return a < b ? a : b;
-}
-template <class T> inline T div_floor(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::floor(a / b);
-  } else {
-    if (b == 0)
-      return 0; // PyTorch raises; compiled code cannot, and returns 0
-    T q = a / b, r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
-  }
-}
-template <class T> inline T div_trunc(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
-    return std::trunc(a / b);
-  else
-    return b == 0 ? T(0) : a / b;
-}
-/// Python's remainder (the sign of the divisor). Not `remainder`: that name is
-/// libm's IEEE remainder, which unqualified calls on double would find.
-template <class T> inline T py_remainder(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    T r = std::fmod(a, b);
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  } else {
-    if (b == 0)
-      return 0;
-    T r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  }
-}
-template <class T> inline T power(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::pow(a, b);
-  } else {
-    if (b < 0)
-      return a == 1 ? 1 : (a == -1 ? (b % 2 ? -1 : 1) : 0);
-    T r = 1;
-    for (; b; b >>= 1, a *= a)
-      if (b & 1)
-        r *= a;
-    return r;
-  }
-}
+// The scalar vocabulary (compute_t, cv, st, relu, maximum, py_remainder,
+// power, the softmax steps, ...) is thunder_scalar.h's, shared with the GPU
+// targets.
+using namespace thunder_scalar;
 
 //===--------------------------------------------------------------------===//
 // Shapes and indexing
 //===--------------------------------------------------------------------===//
 
-inline i64 numel(const i64 *shape, int rank) {
-  i64 n = 1;
-  for (int i = 0; i < rank; ++i)
-    n *= shape[i];
-  return n;
-}
-
-inline void strides_of(const i64 *shape, int rank, i64 *strides) {
-  i64 s = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= shape[i];
-  }
-}
+// numel and strides_of: thunder_scalar.h.
 
 /// Visits every multi-index of `shape` in row-major order, with the flat
 /// offset into an input viewed with `strides` (which may be 0 for broadcast
@@ -590,397 +504,11 @@ void matmul(const T *lhs, const T *rhs, T *out, i64 batch, i64 m, i64 n, i64 k,
   }
 }
 
-//===--------------------------------------------------------------------===//
-// Convolution (oneDNN direct convolution for f32; im2col + GEMM otherwise)
-// and pooling, 1-3 spatial dims
-//===--------------------------------------------------------------------===//
+} // namespace thunder_cpu
 
-struct Window {
-  int spatial;
-  i64 in[3], out[3], kernel[3], stride[3], pad_lo[3], dilation[3];
-};
+#include "thunder_cpu_conv.h"
 
-/// f32 convolutions run as oneDNN convolution primitives (direct JIT kernels
-/// on blocked layouts), several times faster than im2col + GEMM. One
-/// primitive per convolution shape, created on first use and kept for the
-/// library's lifetime in a cache behind a mutex (primitive creation costs far
-/// more than a run; models may run from several threads at once). Executing
-/// a cached primitive is thread-safe: the scratchpad is ours (user mode) and
-/// allocated per call, and each call uses its own stream.
-///
-/// Layouts: our tensors are plain NC[D]HW and weights plain O I [D]H W. The
-/// primitive takes the formats oneDNN prefers (format_tag any), with reorders
-/// where they differ from ours: the input and output are reordered per call
-/// (kSourceAny: measured faster than plain in/out on ResNet-18, see conv),
-/// the weights once, when they are constants (`weights_constant`: a
-/// thunder.constant, which lives as long as the model): the reordered copy is
-/// keyed by the weight pointer. Constants are the embedded blob or the
-/// mapped weights file, checked to be this model's, so a pointer reused after
-/// a model is destroyed holds the same bytes. Non-constant weights are
-/// reordered per call.
-namespace dnnl_conv {
-
-/// Whether the input/output take oneDNN's preferred (blocked) formats, with a
-/// reorder each call, or stay plain NC[D]HW.
-constexpr bool kSourceAny = true;
-
-struct Buffer {
-  void *p = nullptr;
-  explicit Buffer(size_t bytes) : p(bytes ? std::aligned_alloc(64, (bytes + 63) / 64 * 64) : nullptr) {}
-  ~Buffer() { std::free(p); }
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-};
-
-struct Primitive {
-  bool ok = false;
-  dnnl_primitive_t conv = nullptr, src_reorder = nullptr,
-                   dst_reorder = nullptr, wei_reorder = nullptr;
-  dnnl_memory_desc_t src_user, wei_user, dst_user, bias_md, src_md, wei_md,
-      dst_md, scratch_md;
-  // Reordered constant weights, by the pointer of the plain ones.
-  std::map<const void *, std::unique_ptr<Buffer>> weights;
-};
-
-struct Cache {
-  std::mutex mutex;
-  dnnl_engine_t engine = nullptr;
-  std::map<std::vector<i64>, std::unique_ptr<Primitive>> primitives;
-  ~Cache() {
-    for (auto &entry : primitives)
-      for (dnnl_primitive_t p : {entry.second->conv, entry.second->src_reorder,
-                                 entry.second->dst_reorder,
-                                 entry.second->wei_reorder})
-        if (p)
-          dnnl_primitive_destroy(p);
-    if (engine)
-      dnnl_engine_destroy(engine);
-  }
-};
-
-inline Cache &cache() {
-  static Cache c;
-  return c;
-}
-
-/// A reorder primitive from `from` to `to`, or null when they are equal.
-inline bool make_reorder(dnnl_engine_t engine, const dnnl_memory_desc_t &from,
-                         const dnnl_memory_desc_t &to, dnnl_primitive_t *out) {
-  *out = nullptr;
-  if (dnnl_memory_desc_equal(&from, &to))
-    return true;
-  dnnl_primitive_desc_t pd;
-  if (dnnl_reorder_primitive_desc_create(&pd, &from, engine, &to, engine,
-                                         nullptr) != dnnl_success)
-    return false;
-  bool ok = dnnl_primitive_create(out, pd) == dnnl_success;
-  dnnl_primitive_desc_destroy(pd);
-  return ok;
-}
-
-/// Creates the primitive for one convolution (under the cache's mutex).
-inline void create(Primitive &p, dnnl_engine_t engine, i64 batch, i64 cin,
-                   i64 cout, i64 groups, bool has_bias, const Window &win) {
-  static const dnnl_format_tag_t data_tags[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
-  static const dnnl_format_tag_t wei_tags[] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
-  static const dnnl_format_tag_t gwei_tags[] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
-  int s = win.spatial, nd = s + 2;
-  dnnl_dims_t src{}, dst{}, wei{}, bias{cout}, strides{}, dilates{}, pad_l{},
-      pad_r{};
-  src[0] = dst[0] = batch;
-  src[1] = cin;
-  dst[1] = cout;
-  int wd = 0;
-  if (groups > 1)
-    wei[wd++] = groups;
-  wei[wd++] = cout / groups;
-  wei[wd++] = cin / groups;
-  for (int i = 0; i < s; ++i) {
-    src[2 + i] = win.in[i];
-    dst[2 + i] = win.out[i];
-    wei[wd++] = win.kernel[i];
-    strides[i] = win.stride[i];
-    dilates[i] = win.dilation[i] - 1; // oneDNN counts the holes
-    pad_l[i] = win.pad_lo[i];
-    // The high padding that makes oneDNN's output size PyTorch's: the
-    // smallest that covers the last window, at least 0 (PyTorch's floor may
-    // leave input rows unread).
-    i64 extent = (win.kernel[i] - 1) * win.dilation[i] + 1;
-    pad_r[i] = std::max<i64>(0, (win.out[i] - 1) * win.stride[i] + extent -
-                                    win.in[i] - win.pad_lo[i]);
-  }
-  auto tag = [&](dnnl_memory_desc_t *md, int n, const dnnl_dims_t dims,
-                 dnnl_format_tag_t t) {
-    return dnnl_memory_desc_init_by_tag(md, n, dims, dnnl_f32, t) == dnnl_success;
-  };
-  if (!tag(&p.src_user, nd, src, data_tags[s - 1]) ||
-      !tag(&p.dst_user, nd, dst, data_tags[s - 1]) ||
-      !tag(&p.wei_user, wd, wei, groups > 1 ? gwei_tags[s - 1] : wei_tags[s - 1]) ||
-      !tag(&p.bias_md, 1, bias, dnnl_x))
-    return;
-  dnnl_memory_desc_t src_any, dst_any, wei_any;
-  if (!tag(&src_any, nd, src, kSourceAny ? dnnl_format_tag_any : data_tags[s - 1]) ||
-      !tag(&dst_any, nd, dst, kSourceAny ? dnnl_format_tag_any : data_tags[s - 1]) ||
-      !tag(&wei_any, wd, wei, dnnl_format_tag_any))
-    return;
-  dnnl_convolution_desc_t desc;
-  if (dnnl_dilated_convolution_forward_desc_init(
-          &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_any,
-          &wei_any, has_bias ? &p.bias_md : nullptr, &dst_any, strides,
-          dilates, pad_l, pad_r) != dnnl_success)
-    return;
-  dnnl_primitive_attr_t attr;
-  if (dnnl_primitive_attr_create(&attr) != dnnl_success)
-    return;
-  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  dnnl_primitive_desc_t pd;
-  dnnl_status_t status =
-      dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr);
-  dnnl_primitive_attr_destroy(attr);
-  if (status != dnnl_success)
-    return;
-  p.src_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-  p.wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  p.dst_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-  p.scratch_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  p.ok = dnnl_primitive_create(&p.conv, pd) == dnnl_success &&
-         make_reorder(engine, p.src_user, p.src_md, &p.src_reorder) &&
-         make_reorder(engine, p.dst_md, p.dst_user, &p.dst_reorder) &&
-         make_reorder(engine, p.wei_user, p.wei_md, &p.wei_reorder);
-  dnnl_primitive_desc_destroy(pd);
-}
-
-/// Memory objects for one call, destroyed with it.
-struct Memories {
-  dnnl_engine_t engine;
-  std::vector<dnnl_memory_t> all;
-  bool ok = true;
-  dnnl_memory_t operator()(const dnnl_memory_desc_t &md, const void *data) {
-    dnnl_memory_t m = nullptr;
-    if (dnnl_memory_create(&m, &md, engine, const_cast<void *>(data)) != dnnl_success)
-      ok = false;
-    else
-      all.push_back(m);
-    return m;
-  }
-  ~Memories() {
-    for (dnnl_memory_t m : all)
-      dnnl_memory_destroy(m);
-  }
-};
-
-inline bool run_reorder(dnnl_primitive_t reorder, dnnl_stream_t stream,
-                        dnnl_memory_t from, dnnl_memory_t to) {
-  dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-  return dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success;
-}
-
-/// Runs the convolution through oneDNN; false if oneDNN does not take it
-/// (the caller then falls back to im2col + GEMM).
-inline bool conv(const float *in, const float *w, const float *bias, float *out,
-                 i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
-                 bool weights_constant) {
-  Cache &c = cache();
-  Primitive *p;
-  const void *weights = w;
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (!c.engine && dnnl_engine_create(&c.engine, dnnl_cpu, 0) != dnnl_success) {
-      c.engine = nullptr;
-      return false;
-    }
-    std::vector<i64> key{win.spatial, batch, cin, cout, groups, bias != nullptr};
-    for (int s = 0; s < win.spatial; ++s)
-      key.insert(key.end(), {win.in[s], win.out[s], win.kernel[s], win.stride[s],
-                             win.pad_lo[s], win.dilation[s]});
-    auto &slot = c.primitives[key];
-    if (!slot) {
-      slot = std::make_unique<Primitive>();
-      create(*slot, c.engine, batch, cin, cout, groups, bias != nullptr, win);
-    }
-    p = slot.get();
-    if (!p->ok)
-      return false;
-    if (p->wei_reorder && weights_constant) {
-      auto &copy = p->weights[w];
-      if (!copy) {
-        auto buffer = std::make_unique<Buffer>(dnnl_memory_desc_get_size(&p->wei_md));
-        dnnl_stream_t stream;
-        if (dnnl_stream_create(&stream, c.engine, dnnl_stream_default_flags) != dnnl_success)
-          return false;
-        Memories mem{c.engine};
-        dnnl_memory_t from = mem(p->wei_user, w), to = mem(p->wei_md, buffer->p);
-        bool ok = mem.ok && run_reorder(p->wei_reorder, stream, from, to) &&
-                  dnnl_stream_wait(stream) == dnnl_success;
-        dnnl_stream_destroy(stream);
-        if (!ok) {
-          p->weights.erase(w);
-          return false;
-        }
-        copy = std::move(buffer);
-      }
-      weights = copy->p;
-    }
-  }
-  // The primitive and the cached weights never change once made: run
-  // outside the lock.
-  dnnl_stream_t stream;
-  if (dnnl_stream_create(&stream, c.engine, dnnl_stream_default_flags) != dnnl_success)
-    return false;
-  Memories mem{c.engine};
-  Buffer scratch(dnnl_memory_desc_get_size(&p->scratch_md));
-  Buffer src_buf(p->src_reorder ? dnnl_memory_desc_get_size(&p->src_md) : 0);
-  Buffer dst_buf(p->dst_reorder ? dnnl_memory_desc_get_size(&p->dst_md) : 0);
-  Buffer wei_buf(p->wei_reorder && weights == w ? dnnl_memory_desc_get_size(&p->wei_md) : 0);
-  bool ok = true;
-  dnnl_memory_t src = mem(p->src_md, p->src_reorder ? src_buf.p : in);
-  dnnl_memory_t dst = mem(p->dst_md, p->dst_reorder ? dst_buf.p : out);
-  dnnl_memory_t wei = mem(p->wei_md, wei_buf.p ? wei_buf.p : weights);
-  if (p->src_reorder)
-    ok = ok && mem.ok && run_reorder(p->src_reorder, stream, mem(p->src_user, in), src);
-  if (wei_buf.p)
-    ok = ok && mem.ok && run_reorder(p->wei_reorder, stream, mem(p->wei_user, w), wei);
-  if (ok && mem.ok) {
-    std::vector<dnnl_exec_arg_t> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei},
-                                      {DNNL_ARG_DST, dst}};
-    if (bias)
-      args.push_back({DNNL_ARG_BIAS, mem(p->bias_md, bias)});
-    if (scratch.p)
-      args.push_back({DNNL_ARG_SCRATCHPAD, mem(p->scratch_md, scratch.p)});
-    ok = mem.ok && dnnl_primitive_execute(p->conv, stream, int(args.size()),
-                                          args.data()) == dnnl_success;
-  }
-  if (ok && p->dst_reorder)
-    ok = mem.ok && run_reorder(p->dst_reorder, stream, dst, mem(p->dst_user, out));
-  ok = dnnl_stream_wait(stream) == dnnl_success && ok;
-  dnnl_stream_destroy(stream);
-  return ok;
-}
-
-} // namespace dnnl_conv
-
-/// out = conv(in, w) + bias over 1-3 spatial dims, NC[D]HW input and output,
-/// O I/groups [D]H W weights. f32 goes to oneDNN (dnnl_conv above); what it
-/// does not take (f64, f16, bf16, f8, integers, or a shape oneDNN refuses)
-/// runs as im2col + GEMM per group: each group's input patches unrolled into
-/// a [cin_g * kernel, out_size] matrix, then one GEMM with the weights.
-template <class T>
-void conv(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
-          i64 cout, i64 groups, const Window &win, bool weights_constant = false) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (dnnl_conv::conv(in, w, bias, out, batch, cin, cout, groups, win,
-                        weights_constant))
-      return;
-  }
-  i64 in_size = 1, out_size = 1, k_size = 1;
-  for (int s = 0; s < win.spatial; ++s) {
-    in_size *= win.in[s];
-    out_size *= win.out[s];
-    k_size *= win.kernel[s];
-  }
-  i64 cin_g = cin / groups, cout_g = cout / groups, rows = cin_g * k_size;
-  std::vector<T> cols(static_cast<size_t>(rows * out_size));
-  for (i64 b = 0; b < batch; ++b)
-    for (i64 g = 0; g < groups; ++g) {
-      const T *x = in + (b * cin + g * cin_g) * in_size;
-#pragma omp parallel for if (rows * out_size > 65536)
-      for (i64 r = 0; r < rows; ++r) {
-        i64 c = r / k_size, kflat = r % k_size;
-        i64 kidx[3] = {0, 0, 0};
-        for (int s = win.spatial - 1; s >= 0; --s) {
-          kidx[s] = kflat % win.kernel[s];
-          kflat /= win.kernel[s];
-        }
-        for (i64 o = 0; o < out_size; ++o) {
-          i64 oflat = o, off = 0;
-          bool inside = true;
-          i64 mul = 1;
-          for (int s = win.spatial - 1; s >= 0; --s) {
-            i64 oi = oflat % win.out[s];
-            oflat /= win.out[s];
-            i64 ii = oi * win.stride[s] - win.pad_lo[s] + kidx[s] * win.dilation[s];
-            inside = inside && ii >= 0 && ii < win.in[s];
-            off += ii * mul;
-            mul *= win.in[s];
-          }
-          cols[r * out_size + o] = inside ? x[c * in_size + off] : T(0);
-        }
-      }
-      matmul(w + g * cout_g * rows, cols.data(),
-             out + (b * cout + g * cout_g) * out_size, 1, cout_g, out_size, rows,
-             false, false, false);
-    }
-  if (bias)
-    for (i64 b = 0; b < batch; ++b)
-#pragma omp parallel for if (cout * out_size > 65536)
-      for (i64 c = 0; c < cout; ++c)
-        for (i64 o = 0; o < out_size; ++o) {
-          T &v = out[(b * cout + c) * out_size + o];
-          v = st<T>(cv(v) + cv(bias[c]));
-        }
-}
-
-/// Max (is_max) or average pooling over the trailing spatial dims; `planes`
-/// is the product of the leading dims.
-template <class T>
-void pool(const T *in, T *out, i64 planes, const Window &win, bool is_max,
-          bool count_include_pad, const i64 *pad_hi) {
-  using C = compute_t<T>;
-  i64 in_size = 1, out_size = 1;
-  for (int s = 0; s < win.spatial; ++s) {
-    in_size *= win.in[s];
-    out_size *= win.out[s];
-  }
-#pragma omp parallel for if (planes * out_size > 32768)
-  for (i64 p = 0; p < planes; ++p)
-    for (i64 o = 0; o < out_size; ++o) {
-      i64 oidx[3] = {0, 0, 0}, oflat = o;
-      for (int s = win.spatial - 1; s >= 0; --s) {
-        oidx[s] = oflat % win.out[s];
-        oflat /= win.out[s];
-      }
-      double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-      bool nan = false;
-      i64 count = 0, padded_count = 1;
-      // PyTorch's avg divisor with count_include_pad: the window clipped to
-      // the padded input.
-      for (int s = 0; s < win.spatial; ++s) {
-        i64 start = oidx[s] * win.stride[s] - win.pad_lo[s];
-        i64 end = std::min(start + win.kernel[s], win.in[s] + pad_hi[s]);
-        padded_count *= end - start;
-      }
-      i64 kn = 1;
-      for (int s = 0; s < win.spatial; ++s)
-        kn *= win.kernel[s];
-      for (i64 kf = 0; kf < kn; ++kf) {
-        i64 rest = kf, off = 0, mul = 1;
-        bool inside = true;
-        for (int s = win.spatial - 1; s >= 0; --s) {
-          i64 ki = rest % win.kernel[s];
-          rest /= win.kernel[s];
-          i64 ii = oidx[s] * win.stride[s] - win.pad_lo[s] + ki * win.dilation[s];
-          inside = inside && ii >= 0 && ii < win.in[s];
-          off += ii * mul;
-          mul *= win.in[s];
-        }
-        if (!inside)
-          continue;
-        double v = static_cast<double>(cv(in[p * in_size + off]));
-        ++count;
-        if (is_max) {
-          nan = nan || v != v;
-          acc = v > acc ? v : acc;
-        } else {
-          acc += v;
-        }
-      }
-      if (is_max && nan)
-        acc = std::numeric_limits<double>::quiet_NaN();
-      if (!is_max)
-        acc /= static_cast<double>(count_include_pad ? padded_count : count);
-      out[p * out_size + o] = st<T>(static_cast<C>(acc));
-    }
-}
+namespace thunder_cpu {
 
 //===--------------------------------------------------------------------===//
 // Composites (rows along the last dims; computed in float or double)
@@ -997,19 +525,16 @@ void softmax(const T *in, const i64 *shape, int rank, int dim, bool log, T *out)
     for (i64 i = 0; i < inner; ++i) {
       const T *x = in + o * size * inner + i;
       T *y = out + o * size * inner + i;
-      C mx = -std::numeric_limits<C>::infinity();
+      C mx = lowest<C>();
       for (i64 k = 0; k < size; ++k)
-        mx = std::max(mx, static_cast<C>(cv(x[k * inner])));
-      if (std::isinf(mx) && mx < 0)
-        mx = 0;
+        mx = softmax_max(mx, static_cast<C>(cv(x[k * inner])));
+      mx = softmax_shift(mx);
       C sum = 0;
       for (i64 k = 0; k < size; ++k)
         sum += std::exp(static_cast<C>(cv(x[k * inner])) - mx);
       C lse = std::log(sum);
-      for (i64 k = 0; k < size; ++k) {
-        C v = static_cast<C>(cv(x[k * inner])) - mx;
-        y[k * inner] = st<T>(static_cast<compute_t<T>>(log ? v - lse : std::exp(v) / sum));
-      }
+      for (i64 k = 0; k < size; ++k)
+        y[k * inner] = softmax_out<T>(static_cast<C>(cv(x[k * inner])) - mx, sum, lse, log);
     }
 }
 

@@ -1,20 +1,23 @@
-//===- Emitter.h - The CUDA backend's emitter (private) ---------*- C++ -*-===//
+//===- Emitter.h - The GPU code generator's emitter (private) ---*- C++ -*-===//
 //
-// Shared by CUDABackend.cpp (storage, the host program, weights, the entry
-// table) and EmitKernels.cpp (a kernel or library call per unit: a fusion
-// region, or a top-level op while the fusion passes leave ops outside
-// regions). The C-family spellings that differ between CUDA and HIP live in
-// Spellings (DESIGN.md decision 7).
+// Shared by GpuEmitter.cpp (storage, the host program, weights, the entry
+// table), EmitUnits.cpp (a unit: a fusion region, or a top-level op while the
+// fusion passes leave ops outside regions), EmitKernels.cpp (the generated
+// pointwise and row kernels) and EmitLibraryCalls.cpp (support-header and
+// library calls). The spellings that differ between CUDA and HIP come from the
+// GpuDialect table (thunder/Target/GPU/GpuDialect.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef THUNDER_LIB_TARGET_CUDA_EMITTER_H
-#define THUNDER_LIB_TARGET_CUDA_EMITTER_H
+#ifndef THUNDER_LIB_TARGET_GPU_EMITTER_H
+#define THUNDER_LIB_TARGET_GPU_EMITTER_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/WeightsBlob.h"
 #include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Target/Common/LibraryCalls.h"
+#include "thunder/Target/GPU/GpuDialect.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
 #include "llvm/ADT/DenseMap.h"
@@ -39,35 +42,13 @@ using mlir::Operation;
 using mlir::RankedTensorType;
 using mlir::Type;
 using mlir::Value;
-// The C-family spellings every backend shares (ArtifactSource.h).
-using ::thunder::codegen::cppString;
-using ::thunder::codegen::cppType;
-using ::thunder::codegen::doubleLiteral;
-using ::thunder::codegen::dtypeCode;
-using ::thunder::codegen::elementBytes;
-using ::thunder::codegen::i64List;
-using ::thunder::codegen::safetensorsDtype;
-using ::thunder::codegen::sourceOf;
+// The C-family spellings every backend shares (lib/Target/Common).
+using namespace ::thunder::codegen;
 
 /// The largest rank the generated index arithmetic handles (the support
 /// header's kMaxRank).
 constexpr int kMaxRankForIndex = 8;
 
-/// What differs between the CUDA and HIP spellings of the generated code:
-/// the one place to change for another C-family GPU target.
-struct Spellings {
-  const char *target;        ///< "cuda"
-  const char *deviceEnum;    ///< THUNDER_DEVICE_CUDA
-  const char *supportHeader; ///< thunder_cuda.cuh
-  const char *libsHeader;    ///< thunder_cuda_libs.cuh (includes supportHeader)
-  const char *ns;            ///< the support header's namespace
-  const char *source;        ///< model.cu
-  const char *streamType;    ///< cudaStream_t
-  const char *memcpyAsync;   ///< cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)
-  const char *deviceToDevice;
-  const char *eventRecord, *streamWaitEvent;
-};
-const Spellings &cudaSpellings();
 
 /// One unit of the program: a fusion region, or a top-level op outside one.
 struct Unit {
@@ -83,11 +64,11 @@ struct Unit {
   int64_t workspace = -1;
 };
 
-class Emitter {
+class GpuEmitter {
 public:
-  Emitter(func::FuncOp func, const ShapePlan &plan, const TargetOptions &options,
-          const Spellings &spell)
-      : func(func), plan(plan), options(options), spell(spell) {}
+  GpuEmitter(func::FuncOp func, const ShapePlan &plan, const TargetOptions &options,
+          const GpuDialect &dialect)
+      : func(func), plan(plan), options(options), dialect(dialect) {}
 
   LogicalResult run(EmittedSources &out);
 
@@ -105,8 +86,13 @@ public:
 
   /// Emits the kernel (to `device`) and the launch (to `host`) of a unit.
   LogicalResult emitUnit(Unit &unit, llvm::raw_ostream &device, llvm::raw_ostream &host);
+  /// How the shared library-call table (Common/LibraryCalls.h) names values.
+  codegen::CallOperands callOperands();
   /// The scratch bytes a unit needs beyond its results, as a C expression.
   std::string unitScratch(Unit &unit);
+  /// The im2col bytes a convolution needs (0 when it needs none), as a C
+  /// expression (EmitLibraryCalls.cpp).
+  std::string convScratch(mlir::thunder::ConvolutionOp c);
 
 private:
   /// Ops whose per-element value a pointwise kernel computes (elementwise,
@@ -148,7 +134,7 @@ private:
   func::FuncOp func;
   const ShapePlan &plan;
   const TargetOptions &options;
-  const Spellings &spell;
+  const GpuDialect &dialect;
   llvm::DenseMap<Value, std::string> names;
   std::vector<Unit> units;
   int numStreams = 1, numEvents = 0;
@@ -186,4 +172,4 @@ private:
 
 } // namespace thunder::gpu
 
-#endif // THUNDER_LIB_TARGET_CUDA_EMITTER_H
+#endif // THUNDER_LIB_TARGET_GPU_EMITTER_H

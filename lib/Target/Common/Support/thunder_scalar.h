@@ -1,0 +1,222 @@
+// thunder_scalar.h: the scalar vocabulary of Thunder's generated kernels, for
+// every target (included by thunder_cpu.h and the GPU headers).
+//
+// One definition of PyTorch's scalar rules: the type arithmetic happens in
+// (compute_t: f16, bf16 and f8 in float), conversions (cv, st), the
+// activations, NaN-propagating maximum / minimum, Python's floor division and
+// remainder, integer powers, and the steps of a softmax. Every function is
+// THUNDER_HD: __host__ __device__ under a GPU compiler, plain inline C++
+// otherwise.
+//
+// The element types are the target's: its header defines them and tells
+// this one which are narrow floats (is_lowp) and, where a plain conversion
+// from float is not PyTorch's, how to narrow (narrow<T>::from).
+#ifndef THUNDER_SCALAR_H
+#define THUNDER_SCALAR_H
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define THUNDER_HD __host__ __device__
+#else
+#define THUNDER_HD
+#endif
+
+namespace thunder_scalar {
+
+//===--------------------------------------------------------------------===//
+// Element types and conversions
+//===--------------------------------------------------------------------===//
+
+/// Whether T is a narrow float stored as its own type and computed in float
+/// (f16, bf16, f8): the target's header specializes it for its types.
+template <class T> struct is_lowp : std::false_type {};
+
+/// Float to a narrow type T, as PyTorch converts (to nearest even). A
+/// target specializes it where T's own conversion differs (CUDA's f8
+/// constructors saturate; PyTorch gives NaN or infinity).
+template <class T> struct narrow {
+  static THUNDER_HD T from(float x) { return T(x); }
+};
+
+/// The type arithmetic on T happens in.
+template <class T> struct compute {
+  using type = std::conditional_t<is_lowp<T>::value, float, T>;
+};
+template <class T> using compute_t = typename compute<T>::type;
+
+/// The accumulator of reductions and GEMM-like loops over T.
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double,
+                                 std::conditional_t<is_lowp<T>::value ||
+                                                        std::is_same_v<T, float>,
+                                                    float, compute_t<T>>>;
+
+/// Loads an element as its compute type.
+template <class T> THUNDER_HD inline compute_t<T> cv(T x) {
+  return static_cast<compute_t<T>>(x);
+}
+
+/// Stores a compute-typed value as T with PyTorch's conversion rules: to bool
+/// is `!= 0`, float to integer truncates (NaN gives 0), narrowing to a narrow
+/// float goes through float (as PyTorch's does) to nearest even.
+template <class T, class U> THUNDER_HD inline T st(U x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (is_lowp<U>::value)
+      return static_cast<float>(x) != 0.0f;
+    else
+      return x != U(0);
+  } else if constexpr (is_lowp<T>::value) {
+    return narrow<T>::from(static_cast<float>(x));
+  } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<U>) {
+    return x != x ? T(0) : static_cast<T>(std::trunc(x));
+  } else if constexpr (is_lowp<U>::value) {
+    return st<T>(static_cast<float>(x));
+  } else {
+    return static_cast<T>(x);
+  }
+}
+
+//===--------------------------------------------------------------------===//
+// Scalar math with PyTorch's semantics
+//===--------------------------------------------------------------------===//
+
+template <class T> THUNDER_HD inline T relu(T x) {
+  return x > T(0) ? x : (x != x ? x : T(0));
+}
+THUNDER_HD inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+THUNDER_HD inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+template <class T> THUNDER_HD inline T gelu(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+}
+template <class T> THUNDER_HD inline T gelu_tanh(T x) {
+  const T k = T(0.79788456080286535588); // sqrt(2/pi)
+  return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+}
+template <class T> THUNDER_HD inline T silu(T x) { return x * sigmoid(x); }
+/// NaN wins, as in torch.maximum.
+template <class T> THUNDER_HD inline T maximum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a)
+      return a;
+    if (b != b)
+      return b;
+  }
+  return a > b ? a : b;
+}
+/// NaN wins, as in torch.minimum.
+template <class T> THUNDER_HD inline T minimum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a)
+      return a;
+    if (b != b)
+      return b;
+  }
+  return a < b ? a : b;
+}
+template <class T> THUNDER_HD inline T div_floor(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::floor(a / b);
+  } else {
+    if (b == 0)
+      return 0; // PyTorch raises; compiled code cannot, and returns 0
+    T q = a / b, r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+  }
+}
+template <class T> THUNDER_HD inline T div_trunc(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::trunc(a / b);
+  else
+    return b == 0 ? T(0) : a / b;
+}
+/// Python's remainder (the sign of the divisor). Not `remainder`: that name is
+/// libm's IEEE remainder, which unqualified calls on double would find.
+template <class T> THUNDER_HD inline T py_remainder(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  } else {
+    if (b == 0)
+      return 0;
+    T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+}
+template <class T> THUNDER_HD inline T power(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(a, b);
+  } else {
+    if (b < 0)
+      return a == 1 ? T(1) : (a == -1 ? T((b % 2) ? -1 : 1) : T(0));
+    T r = 1;
+    for (; b; b >>= 1, a *= a)
+      if (b & 1)
+        r *= a;
+    return r;
+  }
+}
+
+/// The lowest / highest value of an accumulator (infinities for floats).
+template <class A> THUNDER_HD inline A lowest() {
+  if constexpr (std::is_floating_point_v<A>)
+    return -std::numeric_limits<A>::infinity();
+  else
+    return std::numeric_limits<A>::lowest();
+}
+template <class A> THUNDER_HD inline A highest() {
+  if constexpr (std::is_floating_point_v<A>)
+    return std::numeric_limits<A>::infinity();
+  else
+    return std::numeric_limits<A>::max();
+}
+
+//===--------------------------------------------------------------------===//
+// Shapes (dense row-major, dims as int64_t arrays)
+//===--------------------------------------------------------------------===//
+
+THUNDER_HD inline int64_t numel(const int64_t *shape, int rank) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i)
+    n *= shape[i];
+  return n;
+}
+
+/// Row-major strides of `shape`.
+THUNDER_HD inline void strides_of(const int64_t *shape, int rank, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+}
+
+//===--------------------------------------------------------------------===//
+// Softmax, as PyTorch computes it: y = exp(x - max) / sum(exp(x - max)),
+// log_softmax = (x - max) - log(sum(exp(x - max))), in the accumulator type
+//===--------------------------------------------------------------------===//
+
+/// The running max of a row: NaN propagates (as torch.max's does), so a row
+/// holding a NaN is NaN throughout.
+template <class A> THUNDER_HD inline A softmax_max(A mx, A x) { return maximum(mx, x); }
+
+/// The shift subtracted from a row: its max, except 0 for a row whose max is
+/// -inf (every element -inf), where x - max would be NaN; exp(-inf) is then
+/// 0 and the row's sum 0, so softmax gives NaN and log_softmax NaN, as
+/// PyTorch's do.
+template <class A> THUNDER_HD inline A softmax_shift(A mx) {
+  return mx == lowest<A>() ? A(0) : mx;
+}
+
+/// One output element from v = x - shift, the row's sum of exp(v) and the
+/// log of that sum.
+template <class T, class A> THUNDER_HD inline T softmax_out(A v, A sum, A lse, bool log) {
+  return st<T>(static_cast<compute_t<T>>(log ? v - lse : std::exp(v) / sum));
+}
+
+} // namespace thunder_scalar
+
+#endif // THUNDER_SCALAR_H
