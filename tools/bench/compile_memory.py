@@ -5,8 +5,8 @@
 
 Exports a zoo model to a .pt2 once (cached under --work), then runs each given
 thunder-compile on it with `--external-weights` (and once more embedding them), and
-prints the peak resident memory of the thunder-compile process (the toolchain it runs
-is a child with its own memory) above the process baseline, the peak of the same
+prints the peak resident memory (VmHWM) of the thunder-compile process itself (the
+toolchain it runs is a child with its own memory) above the process baseline, the peak of the same
 compiler on a model with no weights to speak of, as a multiple of the model's weight
 bytes. Without --model, the zoo model with the most weight bytes at --size is used.
 Several --compiler paths are measured side by side (an old build against a new one).
@@ -14,7 +14,6 @@ Several --compiler paths are measured side by side (an old build against a new o
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import shutil
 import subprocess
@@ -35,8 +34,11 @@ def _export(name: str, size: str, path: pathlib.Path) -> int:
     weight_bytes = sum(t.numel() * t.element_size()
                        for t in {id(t): t for t in model.state_dict().values()}.values())
     if not path.exists():
-        ep = torch.export.export(model, inputs)
-        tmp = path.with_suffix(".partial")
+        # The .pt2 the CLI takes: exported and decomposed to Core ATen, as
+        # thunder.export does it.
+        from thunder import capture
+        ep = capture.decompose(torch.export.export(model, inputs))
+        tmp = path.with_name(path.stem + ".partial.pt2")
         torch.export.save(ep, str(tmp))
         tmp.rename(path)
     return weight_bytes
@@ -52,16 +54,27 @@ def _largest(size: str) -> str:
 
 
 def _peak_rss(argv: list[str]) -> tuple[int, float]:
-    """Peak resident bytes of the process `argv` (not its children) and its seconds."""
+    """Peak resident bytes of the process `argv` itself and its seconds: its VmHWM,
+    polled until it exits (the toolchain it runs is a child with memory of its own,
+    which wait4's maximum would include)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    status_file = pathlib.Path(f"/proc/{proc.pid}/status")
+    peak = 0
+    while proc.poll() is None:
+        try:
+            for line in status_file.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) * 1024)
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            pass
+        time.sleep(0.01)
     seconds = time.perf_counter() - start
     stderr = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
+    if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{stderr}")
-    return usage.ru_maxrss * 1024, seconds
+    return peak, seconds
 
 
 def main() -> int:
