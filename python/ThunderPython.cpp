@@ -187,7 +187,7 @@ public:
     options.pipeline.fuse = fuse;
     options.targetOptions.modelName = name;
     options.targetOptions.cpu = cpu;
-    options.targetOptions.cudaArch = cudaArch;
+    options.targetOptions.arch = cudaArch;
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
     options.keepBuildDir = keepBuildDir;
@@ -355,11 +355,12 @@ public:
 
 private:
   /// A Compiler for `options`; a bad option (an unknown target, a model
-  /// name that is not a C identifier) raises ValueError.
+  /// name that is not a C identifier, a malformed architecture list) raises
+  /// CompileError, a ValueError.
   static thunder::Compiler makeCompiler(const thunder::CompilerOptions &options) {
     llvm::Expected<thunder::Compiler> compiler = thunder::Compiler::create(options);
     if (!compiler)
-      throw py::value_error(llvm::toString(compiler.takeError()));
+      throw CompileFailure(llvm::toString(compiler.takeError()));
     return std::move(*compiler);
   }
 
@@ -620,7 +621,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("source_only") = false, py::arg("opt_level") = 2,
            py::arg("keep_build_dir") = false,
            py::arg("decompose_composites") = false, py::arg("fuse") = true,
-           py::arg("cuda_arch") = "sm_80,sm_90a",
+           py::arg("cuda_arch") = "",
            "Compiles the module into output_dir as thunder-compile does (on a "
            "copy: the target's pipeline from the phase the module is at: the "
            "graph pipeline unless run_graph_pipeline ran, the "

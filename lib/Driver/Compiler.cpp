@@ -38,6 +38,9 @@ llvm::Expected<Compiler> Compiler::create(CompilerOptions options) {
   if (options.startFrom && *options.startFrom > options.compileTo)
     return error("cannot compile from phase '" + phaseName(*options.startFrom) +
                  "' to the earlier phase '" + phaseName(options.compileTo) + "'");
+  applyTargetDefaults(*backend, options.targetOptions);
+  if (llvm::Error invalid = backend->validateOptions(options.targetOptions))
+    return std::move(invalid);
   return Compiler(std::move(options), std::move(backend));
 }
 

@@ -55,6 +55,11 @@ void TargetBackend::buildPipeline(OpPassManager &pm, Phase from, Phase to,
   }
 }
 
+void applyTargetDefaults(const TargetBackend &backend, TargetOptions &options) {
+  if (options.arch.empty())
+    options.arch = backend.defaultArch().str();
+}
+
 FailureOr<EmittedSources> emitSources(TargetBackend &backend, ModuleOp module,
                                       const TargetOptions &options) {
   FailureOr<Phase> phase = mlir::thunder::readPhase(module);

@@ -130,5 +130,5 @@ def test_compile_for_cuda_from_python_fails_at_load_without_a_gpu(tmp_path):
 def test_bad_cuda_arch_is_reported(tmp_path):
     model, inputs = ZOO["mlp"].build(size="small", batch=2)
     program = thunder.export(model, inputs)
-    with pytest.raises(thunder.CompileError, match="--cuda-arch: expected a comma-separated"):
+    with pytest.raises(thunder.CompileError, match="--arch: expected a comma-separated"):
         program.module.compile(str(tmp_path), target="cuda", name="mlp", cuda_arch="ampere")

@@ -21,6 +21,10 @@
 // TARGET: error: unknown target 'tpu'; the targets are: cpu, cuda
 // RUN: not thunder-compile %s --start-from=source --compile-to=source 2>&1 | FileCheck %s --check-prefix=START
 // START: error: a compile starts from an IR phase (import, graph, fusion, plan), not 'source'
+// A target's own options are checked before any IR is read or printed.
+// RUN: not thunder-compile %s --target=cuda --arch=ampere --compile-to=source 2>&1 | FileCheck %s --check-prefix=ARCH
+// ARCH: error: --arch: expected a comma-separated list of sm_XY architectures (e.g. sm_80,sm_90a), got 'ampere'
+// ARCH-NOT: func.func
 // RUN: not thunder-compile %s --start-from=plan --compile-to=graph 2>&1 | FileCheck %s --check-prefix=BACK
 // BACK: error: cannot compile from phase 'plan' to the earlier phase 'graph'
 

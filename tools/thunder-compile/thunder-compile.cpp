@@ -1,7 +1,7 @@
 //===- thunder-compile.cpp - Compile a torch.export archive ---------------===//
 //
 // thunder-compile model.pt2 --target=cpu -o out/       (libmodel.so, model.h)
-// thunder-compile model.pt2 --target=cuda [--cuda-arch=sm_80,sm_90a] -o out/
+// thunder-compile model.pt2 --target=cuda [--arch=sm_80,sm_90a] -o out/
 // thunder-compile model.pt2 --compile-to=<phase> [-o <file or dir>]
 // thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
@@ -68,11 +68,14 @@ static cl::opt<std::string> target("target",
 static cl::opt<bool> listTargets("list-targets",
                                  cl::desc("List the targets Thunder compiles for"),
                                  cl::init(false), cl::cat(category));
-static cl::opt<std::string> cudaArch(
-    "cuda-arch",
-    cl::desc("CUDA target: the GPU architectures to build code for, "
-             "comma-separated; the library holds a cubin for each"),
-    cl::value_desc("sm_XY,..."), cl::init("sm_80,sm_90a"), cl::cat(category));
+static cl::opt<std::string> arch(
+    "arch",
+    cl::desc("The device architectures to build code for, comma-separated, in the "
+             "target's spelling (cuda: sm_80,sm_90a, the default; the library holds "
+             "code for each); empty: the target's default"),
+    cl::value_desc("list"), cl::init(""), cl::cat(category));
+static cl::alias cudaArch("cuda-arch", cl::desc("Alias for --arch"), cl::aliasopt(arch),
+                          cl::cat(category));
 static cl::opt<std::string> cpu(
     "cpu", cl::desc("CPU target: the -march of the generated code (native, "
                     "x86-64-v3, ...)"),
@@ -192,7 +195,7 @@ int main(int argc, char **argv) {
   options.pipeline.decomposeComposites = decompose;
   options.pipeline.fuse = fusion;
   options.targetOptions.cpu = cpu;
-  options.targetOptions.cudaArch = cudaArch;
+  options.targetOptions.arch = arch;
   options.targetOptions.externalWeights = externalWeights;
   options.targetOptions.modelName =
       modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
@@ -221,6 +224,9 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   thunder::registerThunderDialects(registry);
   mlir::MLIRContext context(registry);
+  // A diagnostic names its op's source line; the op itself (a whole model for
+  // a module-level error) is not printed after it.
+  context.printOpOnDiagnostic(false);
   SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 

@@ -29,9 +29,11 @@ static cl::opt<std::string> modelName(
 static cl::opt<std::string> cpu(
     "cpu", cl::desc("CPU target: the -march of the generated code"),
     cl::init("native"), cl::cat(category));
-static cl::opt<std::string> cudaArch(
-    "cuda-arch", cl::desc("CUDA target: the GPU architectures, comma-separated"),
-    cl::init("sm_80,sm_90a"), cl::cat(category));
+static cl::opt<std::string> arch(
+    "arch", cl::desc("The device architectures, comma-separated (default: the target's)"),
+    cl::value_desc("list"), cl::init(""), cl::cat(category));
+static cl::alias cudaArch("cuda-arch", cl::desc("Alias for --arch"), cl::aliasopt(arch),
+                          cl::cat(category));
 static cl::opt<bool> externalWeights(
     "external-weights",
     cl::desc("Write the weights to <name>.safetensors instead of embedding them"),
@@ -83,10 +85,13 @@ int main(int argc, char **argv) {
           thunder::TargetOptions options;
           options.modelName = modelName;
           options.cpu = cpu;
-          options.cudaArch = cudaArch;
+          options.arch = arch;
           options.externalWeights = externalWeights;
           std::unique_ptr<thunder::TargetBackend> backend =
               thunder::createTargetBackend(name);
+          thunder::applyTargetDefaults(*backend, options);
+          if (Error invalid = backend->validateOptions(options))
+            return module.emitError(toString(std::move(invalid)));
           mlir::FailureOr<thunder::EmittedSources> sources =
               thunder::emitSources(*backend, module, options);
           if (mlir::failed(sources))

@@ -17,6 +17,7 @@
 #include "mlir/Support/LogicalResult.h"
 #include "thunder/Support/Phase.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <functional>
 #include <memory>
@@ -39,9 +40,11 @@ struct TargetOptions {
   std::string modelName = "model";
   /// CPU: the -march value ("native", "x86-64-v3", ...).
   std::string cpu = "native";
-  /// CUDA: the GPU architectures to build code for, comma-separated; the
-  /// library holds one cubin per entry (sm_90a: Hopper's own instructions).
-  std::string cudaArch = "sm_80,sm_90a";
+  /// The device architectures to build code for, comma-separated, in the
+  /// target's spelling (cuda: "sm_80,sm_90a", one cubin each); empty: the
+  /// target's default (TargetBackend::defaultArch), which the Compiler and
+  /// thunder-translate fill in (applyTargetDefaults).
+  std::string arch;
   /// Optimization level passed to the toolchain.
   int optLevel = 2;
   /// Write the weights to NAME.safetensors beside the library (memory-mapped
@@ -133,6 +136,16 @@ public:
   /// default buildPipeline).
   virtual PlanNeeds planNeeds() const { return {}; }
 
+  /// The architectures TargetOptions::arch means when it is empty ("" for a
+  /// target that has no choice of architecture).
+  virtual llvm::StringRef defaultArch() const { return ""; }
+
+  /// Checks the options this target reads (its architectures, ...) before any
+  /// IR is touched; the message names the option.
+  virtual llvm::Error validateOptions(const TargetOptions &options) const {
+    return llvm::Error::success();
+  }
+
   /// The IR phase emit() takes (Phase::Plan for the kernel backends).
   virtual Phase emitsFrom() const { return Phase::Plan; }
 
@@ -176,6 +189,9 @@ std::string targetBackendDescription(llvm::StringRef name);
 /// registered backend: its buildPipeline from the option `from` (default
 /// import) to `to` (default: the phase it emits from).
 void registerTargetPipelines();
+
+/// Fills what `options` leaves to `backend` (the architectures).
+void applyTargetDefaults(const TargetBackend &backend, TargetOptions &options);
 
 //===----------------------------------------------------------------------===//
 // Emitting

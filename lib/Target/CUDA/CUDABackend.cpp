@@ -3,7 +3,7 @@
 // CUDA is one instance of the GPU code generator (lib/Target/GPU): its
 // GpuDialect table (the CUDA runtime's names, cuBLASLt and cuDNN, the
 // support headers), the nvcc command that builds one library with code for
-// every architecture in --cuda-arch, and the backend's registration.
+// every architecture in --arch, and the backend's registration.
 //
 //===----------------------------------------------------------------------===//
 #include "thunder/Target/CUDA/CUDABackend.h"
@@ -81,7 +81,7 @@ static const gpu::GpuDialect &cudaDialect() {
           /*workspace=*/32 << 20,
           /*attentionMaxHeadDim=*/256,
       },
-      /*archs=*/&TargetOptions::cudaArch,
+      /*archs=*/&TargetOptions::arch,
       /*supportFiles=*/
       {{"thunder_cuda.cuh", kThunderCudaHeader},
        {"thunder_cuda_libs.cuh", kThunderCudaLibsHeader},
@@ -92,8 +92,17 @@ static const gpu::GpuDialect &cudaDialect() {
 
 llvm::StringRef CUDABackend::name() const { return "cuda"; }
 
+llvm::Error CUDABackend::validateOptions(const TargetOptions &options) const {
+  if (succeeded(parseCudaArchs(options.arch)))
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "--arch: expected a comma-separated list of sm_XY "
+                                 "architectures (e.g. sm_80,sm_90a), got '" +
+                                     options.arch + "'");
+}
+
 void registerCUDATargetBackend() {
-  registerTargetBackend("cuda", "CUDA C++ kernels, cuBLASLt and cuDNN, built by nvcc for --cuda-arch",
+  registerTargetBackend("cuda", "CUDA C++ kernels, cuBLASLt and cuDNN, built by nvcc for --arch (default sm_80,sm_90a)",
                         [] { return std::make_unique<CUDABackend>(); });
 }
 
@@ -107,10 +116,10 @@ FailureOr<EmittedSources> CUDABackend::emit(ModuleOp module, const TargetOptions
   auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
   if (funcs.size() != 1)
     return module.emitError("expects one function to compile, found ") << funcs.size();
-  if (failed(parseCudaArchs(options.cudaArch)))
-    return module.emitError("--cuda-arch: expected a comma-separated list of sm_XY "
+  if (failed(parseCudaArchs(options.arch)))
+    return module.emitError("--arch: expected a comma-separated list of sm_XY "
                             "architectures (e.g. sm_80,sm_90a), got '")
-           << options.cudaArch << "'";
+           << options.arch << "'";
   return gpu::emitSources(funcs.front(), options, cudaDialect());
 }
 
@@ -160,7 +169,7 @@ ToolchainCommand CUDABackend::link(const EmittedSources &sources, llvm::StringRe
               // The toolkit's own deprecation notes are noise in the toolchain log.
               "-Wno-deprecated-gpu-targets"};
   // One cubin per architecture (sm_90a: Hopper's arch-specific instructions).
-  FailureOr<std::vector<std::string>> archs = parseCudaArchs(options.cudaArch);
+  FailureOr<std::vector<std::string>> archs = parseCudaArchs(options.arch);
   for (const std::string &arch : succeeded(archs) ? *archs : std::vector<std::string>{}) {
     std::string number = arch.substr(3);
     cmd.argv.push_back("-gencode");
