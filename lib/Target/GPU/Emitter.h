@@ -1,19 +1,20 @@
-//===- Emitter.h - The CUDA backend's emitter (private) ---------*- C++ -*-===//
+//===- Emitter.h - The GPU code generator's emitter (private) ---*- C++ -*-===//
 //
-// Shared by CUDABackend.cpp (storage, the host program, weights, the entry
+// Shared by GpuEmitter.cpp (storage, the host program, weights, the entry
 // table) and EmitKernels.cpp (a kernel or library call per unit: a fusion
 // region, or a top-level op while the fusion passes leave ops outside
-// regions). The C-family spellings that differ between CUDA and HIP live in
-// Spellings (DESIGN.md decision 7).
+// regions). The spellings that differ between CUDA and HIP come from the
+// GpuDialect table (thunder/Target/GPU/GpuDialect.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef THUNDER_LIB_TARGET_CUDA_EMITTER_H
-#define THUNDER_LIB_TARGET_CUDA_EMITTER_H
+#ifndef THUNDER_LIB_TARGET_GPU_EMITTER_H
+#define THUNDER_LIB_TARGET_GPU_EMITTER_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Target/GPU/GpuDialect.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/TargetBackend.h"
 #include "llvm/ADT/DenseMap.h"
@@ -52,21 +53,6 @@ using ::thunder::codegen::sourceOf;
 /// header's kMaxRank).
 constexpr int kMaxRankForIndex = 8;
 
-/// What differs between the CUDA and HIP spellings of the generated code:
-/// the one place to change for another C-family GPU target.
-struct Spellings {
-  const char *target;        ///< "cuda"
-  const char *deviceEnum;    ///< THUNDER_DEVICE_CUDA
-  const char *supportHeader; ///< thunder_cuda.cuh
-  const char *libsHeader;    ///< thunder_cuda_libs.cuh (includes supportHeader)
-  const char *ns;            ///< the support header's namespace
-  const char *source;        ///< model.cu
-  const char *streamType;    ///< cudaStream_t
-  const char *memcpyAsync;   ///< cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)
-  const char *deviceToDevice;
-  const char *eventRecord, *streamWaitEvent;
-};
-const Spellings &cudaSpellings();
 
 /// One unit of the program: a fusion region, or a top-level op outside one.
 struct Unit {
@@ -82,11 +68,11 @@ struct Unit {
   int64_t workspace = -1;
 };
 
-class Emitter {
+class GpuEmitter {
 public:
-  Emitter(func::FuncOp func, const ShapePlan &plan, const TargetOptions &options,
-          const Spellings &spell)
-      : func(func), plan(plan), options(options), spell(spell) {}
+  GpuEmitter(func::FuncOp func, const ShapePlan &plan, const TargetOptions &options,
+          const GpuDialect &dialect)
+      : func(func), plan(plan), options(options), dialect(dialect) {}
 
   LogicalResult run(EmittedSources &out);
 
@@ -147,7 +133,7 @@ private:
   func::FuncOp func;
   const ShapePlan &plan;
   const TargetOptions &options;
-  const Spellings &spell;
+  const GpuDialect &dialect;
   llvm::DenseMap<Value, std::string> names;
   std::vector<Unit> units;
   int numStreams = 1, numEvents = 0;
@@ -182,6 +168,12 @@ private:
   bool streamWorkspaces = false;
 };
 
+/// Whether the vendor GEMM library (cuBLASLt) takes elements of type `t`.
+bool isLtType(Type t);
+/// The im2col bytes a convolution needs (0 when it needs none), as a C
+/// expression (EmitLibraryCalls.cpp).
+std::string convScratch(GpuEmitter &e, mlir::thunder::ConvolutionOp c);
+
 } // namespace thunder::gpu
 
-#endif // THUNDER_LIB_TARGET_CUDA_EMITTER_H
+#endif // THUNDER_LIB_TARGET_GPU_EMITTER_H

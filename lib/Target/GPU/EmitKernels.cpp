@@ -1,0 +1,500 @@
+//===- EmitKernels.cpp - The GPU kernels generated per element ------------===//
+//
+// Pointwise work (elementwise ops, converts, broadcasts, transposes, slices,
+// reshapes) becomes one generated kernel whose per-element body comes from
+// the shared generator (Common/FusedBody.h): 16-byte vector loads and stores
+// for the inputs read in the output's order, index arithmetic for the
+// others, a scalar loop for the tail. A reduction region over trailing dims
+// is one row kernel: a block per row, a pass and a block reduction per
+// reduction, then the outputs; a row input read by several passes is kept in
+// shared memory when it fits. Library calls are in EmitLibraryCalls.cpp,
+// units and regions in EmitUnits.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "Emitter.h"
+#include "thunder/Target/Common/FusedBody.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::thunder;
+
+namespace thunder::gpu {
+
+using codegen::doubleLiteral;
+
+/// The shared vocabulary's expression of an elementwise op over operands
+/// named a, b, c.
+static FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C) {
+  std::vector<std::string> operands = {"a", "b", "c"};
+  operands.resize(std::min<size_t>(3, op->getNumOperands()));
+  return codegen::elementwiseExpr(op, C, operands);
+}
+
+bool GpuEmitter::isPointwise(Operation *op) {
+  // (Not iota: the shared generator has no per-element iota; it is the
+  // header's kernel.)
+  if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp, ConstantOp>(op))
+    return true;
+  return op->getNumResults() == 1 && op->getNumOperands() > 0 &&
+         succeeded(elementwiseExpr(op, "C"));
+}
+
+void GpuEmitter::emitComment(Operation *op, llvm::raw_ostream &os, llvm::StringRef indent) {
+  std::string text;
+  llvm::raw_string_ostream line(text);
+  OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(8).elideLargeResourceString(8);
+  op->print(line, flags);
+  std::string where = sourceOf(op->getLoc());
+  os << indent << "// " << llvm::StringRef(text).split('\n').first;
+  if (!where.empty())
+    os << "\n" << indent << "//   at " << where;
+  os << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise and row-reduction kernels on the shared body generator
+//===----------------------------------------------------------------------===//
+
+codegen::BodyContext GpuEmitter::bodyContext(llvm::StringRef innerVar) {
+  codegen::BodyContext ctx;
+  ctx.dim = [this](Value v, unsigned d) { return kernelDim(v, d); };
+  // Pointwise kernels bind every value they read from memory to a pointer
+  // (BodyEmitter::bindMemory), region inputs included; the row kernel reads
+  // region inputs through its own `load` (its row cache).
+  ctx.load = [](unsigned arg, const std::string &offset) {
+    return "in" + std::to_string(arg) + "[" + offset + "]";
+  };
+  ctx.storageType = [](Type t) { return *cppType(t); };
+  ctx.innerVar = innerVar.str();
+  return ctx;
+}
+
+/// Whether every read of pointer `p` in `code` is at `[i]`, the loop's flat
+/// position (and at least one read is).
+static bool readsInLoopOrder(llvm::StringRef code, const std::string &p, bool &reads) {
+  std::string open = p + "[";
+  for (size_t at = code.find(open); at != llvm::StringRef::npos;
+       at = code.find(open, at + 1)) {
+    // "in1[" must not match the tail of another name.
+    if (at > 0 && (llvm::isAlnum(code[at - 1]) || code[at - 1] == '_'))
+      continue;
+    reads = true;
+    if (!code.substr(at + open.size()).starts_with("i]"))
+      return false;
+  }
+  return true;
+}
+
+LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Operation *> ops,
+                                     ArrayRef<Value> leaves, ArrayRef<Value> roots,
+                                     ArrayRef<std::string> dests, llvm::raw_ostream &device,
+                                     llvm::raw_ostream &host) {
+  Value out = roots.front();
+  int r = rank(out);
+  // The loop's index: the flat position `i`, and per dim `idx_d` (declared
+  // from `i` only when some value is read out of loop order).
+  codegen::Index index;
+  for (int d = 0; d < r; ++d)
+    index.dims.push_back("idx_" + std::to_string(d));
+  index.flat = "i";
+  codegen::BodyEmitter body(bodyContext(""));
+  for (auto [k, leaf] : llvm::enumerate(leaves))
+    body.bindMemory(leaf, "in" + std::to_string(k));
+  std::vector<std::string> vars;
+  for (Value root : roots) {
+    FailureOr<std::string> v = body.emit(root, index);
+    if (failed(v))
+      return failure();
+    vars.push_back(*v);
+  }
+  std::string scalarCode = body.takeElementCode();
+  // Stores to `out` at [i] (the tail) or to `y` at [j] (the vector loop).
+  auto stores = [&](llvm::StringRef to, llvm::StringRef at) {
+    std::string text;
+    for (auto [k, v] : llvm::enumerate(roots))
+      text += "      " + to.str() + std::to_string(k) + "[" + at.str() + "] = st<" + elem(v) +
+              ">(" + vars[k] + ");\n";
+    return text;
+  };
+  // The multi-index of `i`, when some value is read out of loop order.
+  std::string indexCode;
+  {
+    SmallVector<std::string, 4> shape;
+    for (int d = 0; d < r; ++d)
+      shape.push_back(kernelDim(out, d));
+    SmallVector<std::string, 4> dims = codegen::BodyEmitter::delinearize("i", shape);
+    for (int d = 0; d < r; ++d)
+      indexCode += "      const int64_t idx_" + std::to_string(d) + " = " + dims[d] +
+                   ";\n      (void)idx_" + std::to_string(d) + ";\n";
+  }
+
+  // Inputs read only at [i] (in loop order) are loaded 16 bytes at a time
+  // when there is one; the others (broadcasts, transposes, slices) by index.
+  SmallVector<int> read;
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    bool reads = false;
+    if (readsInLoopOrder(scalarCode, "in" + std::to_string(k), reads) && reads)
+      read.push_back(int(k));
+  }
+  bool vectorize = !read.empty();
+  bool needsIndex = llvm::StringRef(scalarCode).contains("idx_");
+  int vec = 1;
+  if (vectorize) {
+    // 16 bytes of the widest type read or written.
+    int64_t widest = 1;
+    for (int k : read)
+      widest = std::max(widest, elementBytes(typeOf(leaves[k]).getElementType()));
+    for (Value v : roots)
+      widest = std::max(widest, elementBytes(typeOf(v).getElementType()));
+    vec = int(16 / widest);
+  }
+
+  // No __restrict__: the memory plan may write a result over the input it
+  // reads element for element (each element is read before it is written).
+  device << "/// " << kernel << ": " << ops.size() << " op(s) per element";
+  if (!ops.empty()) {
+    device << ":\n";
+    for (Operation *op : ops)
+      emitComment(op, device, "");
+  } else {
+    device << "\n";
+  }
+  device << "__global__ void __launch_bounds__(kBlock) " << kernel << "(int64_t n, Syms S";
+  for (auto [k, v] : llvm::enumerate(leaves))
+    device << ", const " << elem(v) << " *in" << k;
+  for (auto [k, v] : llvm::enumerate(roots))
+    device << ", " << elem(v) << " *out" << k;
+  device << ") {\n  (void)S;\n"
+         << "  const int64_t stride = grid_size(), t = thread_index();\n";
+  if (!needsIndex)
+    indexCode.clear();
+  if (vectorize) {
+    // The vector body: the scalar one at i = v * V + j, with the inputs read
+    // in loop order taken from the vectors just loaded.
+    std::string vectorCode;
+    {
+      llvm::StringRef code = scalarCode;
+      llvm::SmallDenseSet<int> isRead(read.begin(), read.end());
+      for (size_t at = 0; at < code.size();) {
+        size_t next = code.find("in", at);
+        if (next == llvm::StringRef::npos) {
+          vectorCode += code.substr(at).str();
+          break;
+        }
+        vectorCode += code.substr(at, next - at).str();
+        size_t end = next + 2;
+        while (end < code.size() && llvm::isDigit(code[end]))
+          ++end;
+        unsigned k = 0;
+        bool boundary = next == 0 || !(llvm::isAlnum(code[next - 1]) || code[next - 1] == '_');
+        if (boundary && end > next + 2 && !code.substr(next + 2, end - next - 2).getAsInteger(10, k) &&
+            isRead.count(int(k)) && code.substr(end).starts_with("[i]")) {
+          vectorCode += "x" + std::to_string(k) + "[j]";
+          at = end + 3;
+        } else {
+          vectorCode += code.substr(next, end - next).str();
+          at = end;
+        }
+      }
+    }
+    device << "  constexpr int V = " << vec << ";\n  int64_t done = 0;\n  if (true";
+    for (int k : read)
+      device << " && aligned<V>(in" << k << ")";
+    for (size_t k = 0; k < roots.size(); ++k)
+      device << " && aligned<V>(out" << k << ")";
+    device << ") {\n    const int64_t nv = n / V;\n"
+           << "    for (int64_t v = t; v < nv; v += stride) {\n";
+    for (int k : read)
+      device << "      " << elem(leaves[k]) << " x" << k << "[V];\n      load_vec<V>(in" << k
+             << " + v * V, x" << k << ");\n";
+    for (auto [k, v] : llvm::enumerate(roots))
+      device << "      " << elem(v) << " y" << k << "[V];\n";
+    device << "#pragma unroll\n      for (int j = 0; j < V; ++j) {\n"
+           << "      const int64_t i = v * V + j;\n      (void)i;\n"
+           << indexCode << vectorCode << stores("y", "j") << "      }\n";
+    for (size_t k = 0; k < roots.size(); ++k)
+      device << "      store_vec<V>(out" << k << " + v * V, y" << k << ");\n";
+    device << "    }\n    done = nv * V;\n  }\n"
+           << "  // The tail (everything, when a pointer is not aligned for vectors).\n"
+           << "  for (int64_t i = done + t; i < n; i += stride) {\n"
+           << indexCode << scalarCode << stores("out", "i") << "  }\n}\n\n";
+  } else {
+    device << "  for (int64_t i = t; i < n; i += stride) {\n"
+           << indexCode << scalarCode << stores("out", "i") << "  }\n}\n\n";
+  }
+
+  host << "    {\n      const int64_t n = " << numelExpr(out) << ";\n"
+       << "      if (n > 0)\n        " << kernel << "<<<grid_for(";
+  if (vec > 1)
+    host << "(n + " << vec - 1 << ") / " << vec;
+  else
+    host << "n";
+  host << ", kBlock, c), kBlock, 0, c.stream>>>(n, S";
+  for (Value v : leaves)
+    host << ", " << name(v);
+  for (const std::string &d : dests)
+    host << ", " << d;
+  host << ");\n    }\n";
+  return success();
+}
+
+LogicalResult GpuEmitter::emitOpKernel(const std::string &kernel, Operation *op,
+                                    llvm::raw_ostream &device, llvm::raw_ostream &host) {
+  // The op's operands are read from memory, splat constants inline.
+  llvm::SetVector<Value> leaves;
+  for (Value v : op->getOperands()) {
+    auto constant = v.getDefiningOp<ConstantOp>();
+    if (!constant || !isa<SplatElementsAttr>(constant.getValue()))
+      leaves.insert(v);
+  }
+  Value r = op->getResult(0);
+  return emitPointwise(kernel, {op}, leaves.getArrayRef(), {r}, {name(r)}, device, host);
+}
+
+namespace {
+/// The trailing dims a row reduction reduces (how many), or -1 when it
+/// reduces other dims.
+int64_t trailingReduced(Operation *op) {
+  ArrayRef<int64_t> dims;
+  int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  llvm::TypeSwitch<Operation *>(op).Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(
+      [&](auto r) { dims = r.getDims(); });
+  SmallVector<int64_t> sorted(dims.begin(), dims.end());
+  llvm::sort(sorted);
+  for (auto [k, d] : llvm::enumerate(sorted))
+    if (d != rank - int64_t(sorted.size()) + int64_t(k))
+      return -1;
+  return sorted.size();
+}
+} // namespace
+
+FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
+                                          llvm::raw_ostream &device, llvm::raw_ostream &host) {
+  Block &block = fusion.getBody().front();
+  auto yield = cast<YieldOp>(block.getTerminator());
+  SmallVector<Operation *> reductions, ops;
+  for (Operation &op : block.without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue;
+    ops.push_back(&op);
+    if (isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op))
+      reductions.push_back(&op);
+    else if (!isPointwise(&op))
+      return false; // not a row kernel: run op by op
+  }
+  if (reductions.empty())
+    return false;
+  Value rowInput = reductions.front()->getOperand(0);
+  int64_t fullRank = rank(rowInput), innerRank = trailingReduced(reductions.front());
+  if (innerRank <= 0)
+    return false;
+  auto samePlanDims = [&](Value a, Value b, int64_t count) {
+    auto da = plan.dims(a), db = plan.dims(b);
+    if (int64_t(da.size()) < count || int64_t(db.size()) < count)
+      return false;
+    for (int64_t d = 0; d < count; ++d)
+      if (da[d].size != db[d].size || da[d].symbol != db[d].symbol)
+        return false;
+    return true;
+  };
+  auto isFull = [&](Value v) {
+    return rank(v) == fullRank && samePlanDims(v, rowInput, fullRank);
+  };
+  int64_t outerRank = fullRank - innerRank;
+  // A per-row value: the outer dims, then (keepdim) size-1 dims.
+  auto isRow = [&](Value v) {
+    if (rank(v) < outerRank || !samePlanDims(v, rowInput, outerRank))
+      return false;
+    for (int64_t d = outerRank; d < rank(v); ++d)
+      if (plan.dims(v)[d].isDynamic() || plan.dims(v)[d].size != 1)
+        return false;
+    return true;
+  };
+  for (Operation *r : reductions)
+    if (!isFull(r->getOperand(0)) || trailingReduced(r) != innerRank)
+      return false;
+  for (Value v : yield.getValues())
+    if (!isFull(v) && !isRow(v))
+      return false;
+
+  // The row cache: an input read at the row's flat position in more than
+  // one pass is kept in dynamic shared memory (when it fits, decided at
+  // launch) by the first pass that reads it, and read from there by the
+  // later ones. The offset alone decides: every read at it is element
+  // `inner_j` of this row's `inner` elements, whatever the input's shape (a
+  // full-shape input, or one reshaped to it like attention's scores).
+  // Whether an input is read again is known only once every pass is
+  // emitted, so such reads are emitted as markers ("@fill:k@" for the
+  // first, "@read:k@" for the others) and replaced at the end. Region inputs
+  // are therefore read through the context's `load`, not bound to memory.
+  const std::string rowFlat = "prow * inner + inner_j";
+  SmallVector<unsigned> rowReads(block.getNumArguments(), 0);
+  codegen::BodyContext context = bodyContext("inner_j");
+  context.load = [&](unsigned arg, const std::string &offset) {
+    std::string k = std::to_string(arg);
+    if (offset != rowFlat)
+      return "in" + k + "[" + offset + "]";
+    return (rowReads[arg]++ == 0 ? "@fill:" : "@read:") + k + "@";
+  };
+  codegen::BodyEmitter body(context);
+  SmallVector<std::string, 4> shape = body.shapeOf(rowInput);
+  ArrayRef<std::string> outerShape = ArrayRef<std::string>(shape).take_front(outerRank);
+  ArrayRef<std::string> innerShape = ArrayRef<std::string>(shape).drop_front(outerRank);
+  codegen::Index full;
+  full.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
+  for (const std::string &d : codegen::BodyEmitter::delinearize("inner_j", innerShape))
+    full.dims.push_back(d);
+  full.flat = rowFlat;
+  auto rowIndex = [&](Value v) {
+    codegen::Index index;
+    index.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
+    index.dims.resize(rank(v), "0");
+    index.flat = "prow";
+    return index;
+  };
+
+  // Per-row statements at the row loop's depth.
+  auto rowCode = [&body] {
+    std::string text = body.takeRowCode(), indented;
+    for (llvm::StringRef line : llvm::split(text, '\n'))
+      if (!line.empty())
+        indented += (line.starts_with("  ") ? line.drop_front(2) : line).str() + "\n";
+    return indented;
+  };
+  std::string code;
+  llvm::raw_string_ostream os(code);
+  for (auto [k, reduction] : llvm::enumerate(reductions)) {
+    FailureOr<std::string> v = body.emit(reduction->getOperand(0), full);
+    if (failed(v))
+      return failure();
+    std::string element = body.takeElementCode();
+    std::string S = elem(reduction->getResult(0));
+    std::string A = "acc_t<" + S + ">", C = "compute_t<" + S + ">";
+    const char *kind = isa<ProdOp>(reduction)  ? "Reduce::Prod"
+                       : isa<MaxOp>(reduction) ? "Reduce::Max"
+                       : isa<MinOp>(reduction) ? "Reduce::Min"
+                                               : "Reduce::Sum";
+    std::string a = "a" + std::to_string(k), acc = "acc" + std::to_string(k);
+    os << "    // Pass " << k << ": " << reduction->getName().stripDialect() << ".\n"
+       << rowCode() << "    " << A << " " << a << " = reduce_init<" << kind << ", "
+       << A << ">();\n"
+       << "    for (int64_t inner_j = threadIdx.x; inner_j < inner; inner_j += blockDim.x) {\n"
+       << element << "      " << a << " = reduce_op<" << kind << ">(" << a << ", static_cast<"
+       << A << ">(" << *v << "));\n    }\n"
+       << "    " << a << " = block_reduce<" << kind << ">(" << a << ", reinterpret_cast<" << A
+       << " *>(scratch));\n"
+       << "    const " << C << " " << acc << " = static_cast<" << C << ">("
+       << (isa<MeanOp>(reduction) ? a + " / static_cast<" + A + ">(inner)" : a) << ");\n";
+    body.bind(reduction->getResult(0), acc);
+  }
+  // Results: per-row values once per row (by thread 0), full rows in one
+  // more pass.
+  std::string fullStores;
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    std::string store = "out" + std::to_string(i);
+    std::string S = elem(fusion.getResult(i));
+    if (isFull(value)) {
+      FailureOr<std::string> v = body.emit(value, full);
+      if (failed(v))
+        return failure();
+      fullStores += "      " + store + "[prow * inner + inner_j] = st<" + S + ">(" + *v + ");\n";
+      continue;
+    }
+    FailureOr<std::string> v = body.emit(value, rowIndex(value));
+    if (failed(v))
+      return failure();
+    os << rowCode() << "    if (threadIdx.x == 0)\n      " << store
+       << "[prow] = st<" << S << ">(" << *v << ");\n";
+  }
+  if (!fullStores.empty()) {
+    std::string element = body.takeElementCode();
+    os << "    // The full rows.\n"
+       << rowCode()
+       << "    for (int64_t inner_j = threadIdx.x; inner_j < inner; inner_j += blockDim.x) {\n"
+       << element << fullStores << "    }\n";
+  }
+
+  // The inputs read more than once share the row cache, one 16-byte aligned
+  // array each, in their storage type (bf16 stays 2 bytes); the others, and
+  // every input when the cache does not fit, are read from global memory.
+  std::string cacheBytes, cacheArrays;
+  for (BlockArgument arg : block.getArguments()) {
+    unsigned n = arg.getArgNumber();
+    std::string k = std::to_string(n), S = elem(arg);
+    std::string global = "in" + k + "[" + rowFlat + "]", shared = "row" + k + "[inner_j]";
+    std::string fill = global, read = global;
+    if (rowReads[n] > 1) {
+      cacheArrays += "  " + S + " *row" + k + " = reinterpret_cast<" + S + " *>(row_cache" +
+                     (cacheBytes.empty() ? "" : " + " + cacheBytes) + ");\n";
+      int64_t bytes = elementBytes(typeOf(arg).getElementType());
+      cacheBytes += (cacheBytes.empty() ? "" : " + ") + std::string("align16(inner * ") +
+                    std::to_string(bytes) + ")";
+      fill = "row_fill(cached, " + shared + ", " + global + ")";
+      read = "(cached ? " + shared + " : " + global + ")";
+    }
+    for (auto [marker, text] : {std::pair{"@fill:" + k + "@", fill}, {"@read:" + k + "@", read}})
+      for (size_t at = code.find(marker); at != std::string::npos;
+           at = code.find(marker, at + text.size()))
+        code.replace(at, marker.size(), text);
+  }
+  bool cache = !cacheBytes.empty();
+
+  std::string kernel = unit.name;
+  device << "/// " << kernel << ": one block per row, " << reductions.size()
+         << " block reduction(s)" << (cache ? ", the inputs read again kept in shared memory" : "")
+         << ":\n";
+  for (Operation *op : ops)
+    emitComment(op, device, "");
+  device << "__global__ void __launch_bounds__(kBlock) " << kernel
+         << "(int64_t rows, int64_t inner, " << (cache ? "bool cached, " : "") << "Syms S";
+  for (auto [k, v] : llvm::enumerate(fusion.getInputs()))
+    device << ", const " << elem(v) << " *in" << k;
+  for (auto [k, v] : llvm::enumerate(fusion.getResults()))
+    device << ", " << elem(v) << " *out" << k;
+  // The rows are block-uniform: every thread reaches every block_reduce
+  // (which synchronizes before reusing `scratch`) and gets its result.
+  device << ") {\n  (void)S;\n  __shared__ double scratch[32]; // 32 accumulators of <= 8 bytes\n";
+  // The cache needs no barrier only because every pass above walks the row
+  // with the same thread stride: keep it so.
+  if (cache)
+    device << "  // The row's inputs read in more than one pass, when `cached`: each thread\n"
+           << "  // reads back only the elements it wrote (no __syncthreads needed).\n"
+           << "  unsigned char *row_cache = dynamic_smem<unsigned char>();\n"
+           << cacheArrays;
+  device << "  for (int64_t prow = blockIdx.x; prow < rows; prow += gridDim.x) {\n"
+         << code << "  }\n}\n\n";
+
+  auto product = [](ArrayRef<std::string> dims) {
+    std::string p = "int64_t(1)";
+    for (const std::string &d : dims)
+      p += " * " + d;
+    return p;
+  };
+  SmallVector<std::string> hostOuter, hostInner;
+  for (int64_t d = 0; d < fullRank; ++d)
+    (d < outerRank ? hostOuter : hostInner).push_back(dimExpr(rowInput, d));
+  host << "    {\n      const int64_t rows = " << product(hostOuter)
+       << ", inner = " << product(hostInner) << ";\n"
+       << "      const int block = row_block(inner);\n";
+  if (cache)
+    host << "      const int64_t cache = " << cacheBytes << ";\n"
+         << "      const bool cached = cache <= int64_t(kRowCacheBytes);\n";
+  host << "      if (rows > 0)\n        " << kernel
+       << "<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, "
+       << (cache ? "cached ? size_t(cache) : 0" : "0") << ", c.stream>>>(rows, inner, "
+       << (cache ? "cached, " : "") << "S";
+  for (Value v : fusion.getInputs())
+    host << ", " << name(v);
+  for (Value v : fusion.getResults())
+    host << ", " << name(v);
+  host << ");\n    }\n";
+  return true;
+}
+
+} // namespace thunder::gpu
