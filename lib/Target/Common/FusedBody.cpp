@@ -168,7 +168,7 @@ FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
         SmallVector<IndexExpr, 4> dims = dimsOf(index);
         for (auto [d, start, step] : llvm::zip(dims, s.getStart(), s.getStep()))
           result.dims.push_back(IndexExpr::constant(start) +
-                                scaled(IndexExpr::constant(step), d));
+                                IndexExpr::constant(step) * d);
         return result;
       })
       .Case([&](ReshapeOp) -> FailureOr<Index> {

@@ -112,7 +112,7 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
   {
     SmallVector<codegen::IndexExpr, 4> shape;
     for (int d = 0; d < r; ++d)
-      shape.push_back(codegen::IndexExpr::verbatim(kernelDim(out, d)));
+      shape.push_back(codegen::IndexExpr::size(kernelDim(out, d)));
     SmallVector<codegen::IndexExpr, 4> dims = codegen::delinearize(index.flat, shape);
     for (int d = 0; d < r; ++d)
       indexCode += "      const int64_t idx_" + std::to_string(d) + " = " + dims[d].str() +

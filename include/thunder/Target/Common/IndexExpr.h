@@ -5,13 +5,11 @@
 // variables, sizes known only at run time, +, *, division and remainder.
 // The kernel generators (FusedBody.h and the backends' loops) build these
 // expressions as trees, simplifying as they build (x * 1 = x, x + 0 = x,
-// x * 0 = 0), ask their questions of the tree (does this index mention the
-// inner loop's variable? is this read at the loop's own flat position?) and
-// print it as C last.
-//
-// Parenthesized groups are nodes of their own: the printed code is the one
-// the generators wrote when index expressions were strings, byte for byte,
-// and every question looks through them.
+// x * 0 = 0, x / 1 = x, x % 1 = 0, (x / d) * d + x % d = x, constants
+// folded), ask their questions of the tree (does this index mention the
+// inner loop's variable? is this read at the loop's own flat position?)
+// and print it as C last, with the parentheses C needs and those that keep
+// / and % apart for the reader.
 //
 //===----------------------------------------------------------------------===//
 #ifndef THUNDER_TARGET_COMMON_INDEXEXPR_H
@@ -42,20 +40,16 @@ public:
     Mul,      ///< lhs * rhs
     Div,      ///< lhs / rhs (of non-negative values: floor division)
     Mod,      ///< lhs % rhs (of non-negative values)
-    Group,    ///< (lhs): parentheses as printed, transparent otherwise
   };
 
   IndexExpr() = default;
   static IndexExpr constant(int64_t value);
   /// A loop variable named `name`.
   static IndexExpr var(llvm::StringRef name);
-  /// A size whose C expression is `text`. An integer literal (with or
+  /// A size whose C expression is `text`, a name or a subscript (printed
+  /// as an operand without parentheses). An integer literal (with or
   /// without the `LL` suffix) is a constant.
   static IndexExpr size(llvm::StringRef text);
-  /// A size whose C expression is `text`, taken as written even when it is
-  /// a literal: no rule simplifies it (the spelling of code that scales by
-  /// "64LL" and divides by "1LL").
-  static IndexExpr verbatim(llvm::StringRef text);
 
   explicit operator bool() const { return node != nullptr; }
   Kind kind() const;
@@ -63,11 +57,11 @@ public:
   int64_t value() const;
   /// The name of a variable or the C text of a size.
   llvm::StringRef name() const;
-  /// The operands of a binary node (lhs only for a group).
+  /// The operands of a binary node.
   IndexExpr lhs() const;
   IndexExpr rhs() const;
 
-  /// Whether this is the constant `v` (not a group around it).
+  /// Whether this is the constant `v`.
   bool isConstant(int64_t v) const;
   /// Whether the loop variable `var` occurs anywhere in the expression.
   bool mentions(llvm::StringRef var) const;
@@ -92,22 +86,16 @@ private:
   friend IndexExpr operator*(const IndexExpr &a, const IndexExpr &b);
   friend IndexExpr floorDiv(const IndexExpr &a, const IndexExpr &b);
   friend IndexExpr mod(const IndexExpr &a, const IndexExpr &b);
-  friend IndexExpr paren(const IndexExpr &a);
 };
 
-/// a + b, printed "a + b"; x + 0 = 0 + x = x.
+/// a + b; x + 0 = 0 + x = x, (x / d) * d + x % d = x, constants folded.
 IndexExpr operator+(const IndexExpr &a, const IndexExpr &b);
-/// a * b, printed "a * b"; x * 1 = 1 * x = x, x * 0 = 0 * x = 0.
+/// a * b; x * 1 = 1 * x = x, x * 0 = 0 * x = 0, constants folded.
 IndexExpr operator*(const IndexExpr &a, const IndexExpr &b);
-/// a / b of non-negative values, printed "a / b".
+/// a / b of non-negative values; x / 1 = x, 0 / x = 0, constants folded.
 IndexExpr floorDiv(const IndexExpr &a, const IndexExpr &b);
-/// a % b of non-negative values, printed "a % b".
+/// a % b of non-negative values; x % 1 = 0, 0 % x = 0, constants folded.
 IndexExpr mod(const IndexExpr &a, const IndexExpr &b);
-/// a in parentheses.
-IndexExpr paren(const IndexExpr &a);
-/// a * b with both factors in parentheses, "(a) * (b)": the product as the
-/// generators spell strides and scaled indices (same rules as `*`).
-IndexExpr scaled(const IndexExpr &a, const IndexExpr &b);
 
 /// The index of each dim of a value of `shape` at the flat row-major
 /// position `flat` (a size-1 dim's index is 0).
