@@ -23,6 +23,8 @@ using namespace mlir::thunder;
 using ::thunder::codegen::BodyContext;
 using ::thunder::codegen::BodyEmitter;
 using ::thunder::codegen::Index;
+using ::thunder::codegen::IndexExpr;
+using ::thunder::codegen::Statements;
 
 namespace thunder::cpu {
 
@@ -66,15 +68,15 @@ LogicalResult Emitter::emitPointwiseKernel(
   BodyEmitter body(bodyContext(fusion, ""));
   if (prepare)
     prepare(body);
-  SmallVector<std::string, 4> shape = body.shapeOf(loop);
+  SmallVector<IndexExpr, 4> shape = body.shapeOf(loop);
   int rank = shape.size();
   // The loop's index: rows over the leading dims, the last dim inner.
   Index index;
-  index.flat = "flat_i";
+  index.flat = IndexExpr::var("flat_i");
   if (rank > 0) {
-    SmallVector<std::string, 4> rows(shape.begin(), shape.end() - 1);
-    index.dims = BodyEmitter::delinearize("prow", rows);
-    index.dims.push_back("pcol");
+    SmallVector<IndexExpr, 4> rows(shape.begin(), shape.end() - 1);
+    index.dims = codegen::delinearize(IndexExpr::var("prow"), rows);
+    index.dims.push_back(IndexExpr::var("pcol"));
   }
   std::string stores;
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
@@ -84,10 +86,12 @@ LogicalResult Emitter::emitPointwiseKernel(
     stores += "      out" + std::to_string(i) + "[flat_i] = st<" +
               elem(fusion.getResult(i)) + ">(" + *v + ");\n";
   }
-  std::string code = body.takeElementCode();
+  // One flat loop when no value is read by its multi-index (every read is
+  // at `flat_i`, or at a position not derived from the loop).
+  Statements statements = body.takeElement();
+  bool flat = rank == 0 || (!statements.mentions("prow") && !statements.mentions("pcol"));
+  std::string code = body.print(statements);
   std::string n = numelExpr(loop);
-  bool flat = rank == 0 || (!llvm::StringRef(code).contains("prow") &&
-                            !llvm::StringRef(code).contains("pcol"));
   os << "    const int64_t n = " << n << ";\n";
   if (flat) {
     os << "#pragma omp parallel for simd if (n > 32768)\n"
@@ -95,7 +99,7 @@ LogicalResult Emitter::emitPointwiseKernel(
        << code << stores << "    }\n";
     return success();
   }
-  os << "    const int64_t cols = " << shape.back() << ", rows = cols ? n / cols : 0;\n"
+  os << "    const int64_t cols = " << shape.back().str() << ", rows = cols ? n / cols : 0;\n"
      << "#pragma omp parallel for if (n > 32768)\n"
      << "    for (int64_t prow = 0; prow < rows; ++prow) {\n"
      << "#pragma omp simd\n"
@@ -118,25 +122,25 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
   int64_t rank = typeOf(rowInput).getRank();
   int64_t innerRank = reducedCount(reductions.front());
   BodyEmitter body(bodyContext(fusion, "inner_j"));
-  SmallVector<std::string, 4> shape = body.shapeOf(rowInput);
-  ArrayRef<std::string> outerShape = ArrayRef<std::string>(shape).take_front(rank - innerRank);
-  ArrayRef<std::string> innerShape = ArrayRef<std::string>(shape).drop_front(rank - innerRank);
-  auto product = [](ArrayRef<std::string> dims) {
+  SmallVector<IndexExpr, 4> shape = body.shapeOf(rowInput);
+  ArrayRef<IndexExpr> outerShape = ArrayRef<IndexExpr>(shape).take_front(rank - innerRank);
+  ArrayRef<IndexExpr> innerShape = ArrayRef<IndexExpr>(shape).drop_front(rank - innerRank);
+  auto product = [](ArrayRef<IndexExpr> dims) {
     std::string p = "int64_t(1)";
-    for (const std::string &d : dims)
-      p += " * " + d;
+    for (const IndexExpr &d : dims)
+      p += " * " + d.str();
     return p;
   };
+  IndexExpr prow = IndexExpr::var("prow"), innerJ = IndexExpr::var("inner_j");
   Index full;
-  full.dims = BodyEmitter::delinearize("prow", outerShape);
-  for (const std::string &d : BodyEmitter::delinearize("inner_j", innerShape))
-    full.dims.push_back(d);
-  full.flat = "prow * inner + inner_j";
+  full.dims = codegen::delinearize(prow, outerShape);
+  llvm::append_range(full.dims, codegen::delinearize(innerJ, innerShape));
+  full.flat = prow * IndexExpr::size("inner") + innerJ;
   auto rowIndex = [&](Value v) {
     Index index;
-    index.dims = BodyEmitter::delinearize("prow", outerShape);
-    index.dims.resize(typeOf(v).getRank(), "0");
-    index.flat = "prow";
+    index.dims = codegen::delinearize(prow, outerShape);
+    index.dims.resize(typeOf(v).getRank(), IndexExpr::constant(0));
+    index.flat = prow;
     return index;
   };
 

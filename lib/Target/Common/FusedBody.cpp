@@ -101,67 +101,31 @@ FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C,
 // BodyEmitter
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-bool isLiteral(const std::string &s) {
-  return !s.empty() && llvm::all_of(s, [](char c) { return llvm::isDigit(c); });
+SmallVector<const Load *> Statements::loads() const {
+  SmallVector<const Load *> result;
+  for (const Statement &s : list)
+    if (s.load)
+      result.push_back(&*s.load);
+  return result;
 }
 
-std::string mul(const std::string &a, const std::string &b) {
-  if (a == "0" || b == "0")
-    return "0";
-  if (a == "1")
-    return b;
-  if (b == "1")
-    return a;
-  return "(" + a + ") * (" + b + ")";
+bool Statements::mentions(llvm::StringRef var) const {
+  return llvm::any_of(loads(), [&](const Load *l) { return l->offset.mentions(var); });
 }
 
-std::string add(const std::string &a, const std::string &b) {
-  if (a == "0")
-    return b;
-  if (b == "0")
-    return a;
-  return a + " + " + b;
+size_t BodyEmitter::KeyHash::operator()(const Key &key) const {
+  return llvm::hash_combine(key.value.getAsOpaquePointer(),
+                            llvm::hash_combine_range(key.index.dims.begin(),
+                                                     key.index.dims.end()),
+                            key.index.flat);
 }
 
-/// "64LL" and "64" are the same size.
-std::string bare(std::string s) {
-  if (llvm::StringRef(s).ends_with("LL") && isLiteral(s.substr(0, s.size() - 2)))
-    s.resize(s.size() - 2);
-  return s;
-}
-
-} // namespace
-
-SmallVector<std::string, 4> BodyEmitter::shapeOf(Value value) {
-  SmallVector<std::string, 4> shape;
+SmallVector<IndexExpr, 4> BodyEmitter::shapeOf(Value value) {
+  SmallVector<IndexExpr, 4> shape;
   auto type = cast<RankedTensorType>(value.getType());
   for (unsigned d = 0; d < type.getRank(); ++d)
-    shape.push_back(bare(ctx.dim(value, d)));
+    shape.push_back(IndexExpr::size(ctx.dim(value, d)));
   return shape;
-}
-
-SmallVector<std::string, 4>
-BodyEmitter::delinearize(const std::string &flat, ArrayRef<std::string> shape) {
-  SmallVector<std::string, 4> index(shape.size());
-  std::string stride = "1";
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    std::string q = stride == "1" ? "(" + flat + ")" : "((" + flat + ") / (" + stride + "))";
-    index[d] = d == 0 ? q : "(" + q + " % (" + shape[d] + "))";
-    if (shape[d] == "1")
-      index[d] = "0";
-    stride = mul(stride, shape[d]);
-  }
-  return index;
-}
-
-std::string BodyEmitter::linearize(ArrayRef<std::string> index,
-                                   ArrayRef<std::string> shape) {
-  std::string flat = "0";
-  for (auto [i, s] : llvm::zip(index, shape))
-    flat = add(mul(flat == "0" ? "0" : "(" + flat + ")", s), i);
-  return flat;
 }
 
 std::string BodyEmitter::computeType(Type element) {
@@ -172,7 +136,7 @@ std::string BodyEmitter::computeType(Type element) {
 
 FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
   Value operand = op->getOperand(0);
-  SmallVector<std::string, 4> in = shapeOf(operand), out = shapeOf(op->getResult(0));
+  SmallVector<IndexExpr, 4> in = shapeOf(operand), out = shapeOf(op->getResult(0));
   auto dimsOf = [&](const Index &i) {
     return i.dims.empty() && !out.empty() ? delinearize(i.flat, out) : i.dims;
   };
@@ -186,30 +150,30 @@ FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
           for (size_t k = 0; k < in.size(); ++k)
             mapping.push_back(out.size() - in.size() + k);
         }
-        SmallVector<std::string, 4> dims = dimsOf(index);
+        SmallVector<IndexExpr, 4> dims = dimsOf(index);
         for (auto [k, d] : llvm::enumerate(mapping))
-          result.dims.push_back(in[k] == "1" ? std::string("0") : dims[d]);
-        if (in == ArrayRef<std::string>(out).take_back(in.size()) && in.size() == out.size())
+          result.dims.push_back(in[k].isConstant(1) ? IndexExpr::constant(0) : dims[d]);
+        if (in == ArrayRef<IndexExpr>(out).take_back(in.size()) && in.size() == out.size())
           result.flat = index.flat;
         return result;
       })
       .Case([&](TransposeOp t) -> FailureOr<Index> {
-        SmallVector<std::string, 4> dims = dimsOf(index);
-        result.dims.assign(in.size(), "0");
+        SmallVector<IndexExpr, 4> dims = dimsOf(index);
+        result.dims.assign(in.size(), IndexExpr::constant(0));
         for (auto [i, p] : llvm::enumerate(t.getPermutation()))
           result.dims[p] = dims[i];
         return result;
       })
       .Case([&](SliceOp s) -> FailureOr<Index> {
-        SmallVector<std::string, 4> dims = dimsOf(index);
+        SmallVector<IndexExpr, 4> dims = dimsOf(index);
         for (auto [d, start, step] : llvm::zip(dims, s.getStart(), s.getStep()))
-          result.dims.push_back(add(std::to_string(start),
-                                    mul(std::to_string(step), d)));
+          result.dims.push_back(IndexExpr::constant(start) +
+                                IndexExpr::constant(step) * d);
         return result;
       })
       .Case([&](ReshapeOp) -> FailureOr<Index> {
         // Same elements in the same order: the flat position carries over.
-        result.flat = index.flat.empty() ? linearize(index.dims, out) : index.flat;
+        result.flat = index.flat ? index.flat : linearize(index.dims, out);
         return result;
       })
       .Default([&](Operation *) -> FailureOr<Index> { return index; });
@@ -219,31 +183,31 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
   if (auto it = bound.find(value); it != bound.end())
     return it->second;
   auto type = cast<RankedTensorType>(value.getType());
-  std::string key = llvm::formatv("{0}|{1}|{2}", value.getAsOpaquePointer(),
-                                  llvm::join(index.dims, ","), index.flat)
-                        .str();
-  bool rowOnly = !ctx.innerVar.empty() &&
-                 !llvm::StringRef(key).contains(ctx.innerVar);
-  llvm::StringMap<std::string> &memo = rowOnly ? rowMemo : elementMemo;
+  Key key{value, index};
+  auto mentionsInner = [&](const IndexExpr &e) { return e && e.mentions(ctx.innerVar); };
+  bool rowOnly = !ctx.innerVar.empty() && !llvm::any_of(index.dims, mentionsInner) &&
+                 !mentionsInner(index.flat);
+  auto &memo = rowOnly ? rowMemo : elementMemo;
   if (auto it = memo.find(key); it != memo.end())
     return it->second;
-  std::string &code = rowOnly ? rowCode : elementCode;
+  Statements &code = rowOnly ? rowCode : elementCode;
   std::string C = computeType(type.getElementType());
   std::string name = fresh();
+  auto define = [&](std::string init) {
+    code.list.push_back({C, name, std::nullopt, false, std::move(init)});
+    memo[key] = name;
+    return name;
+  };
 
   auto memory = inMemory.find(value);
   if (isa<BlockArgument>(value) || memory != inMemory.end()) {
-    std::string offset = index.flat;
-    if (offset.empty())
+    IndexExpr offset = index.flat;
+    if (!offset)
       offset = linearize(index.dims, shapeOf(value));
     if (type.getRank() == 0)
-      offset = "0";
-    std::string load =
-        memory != inMemory.end()
-            ? memory->second + "[" + offset + "]"
-            : ctx.load(cast<BlockArgument>(value).getArgNumber(), offset);
-    code += "      const " + C + " " + name + " = " +
-            (type.getElementType().isInteger(1) ? load : "cv(" + load + ")") + ";\n";
+      offset = IndexExpr::constant(0);
+    code.list.push_back({C, name, Load{value, offset},
+                         !type.getElementType().isInteger(1), ""});
     memo[key] = name;
     return name;
   }
@@ -253,9 +217,7 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
     auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
     if (!splat)
       return op->emitError("a fused kernel reads only splat constants inline");
-    code += "      const " + C + " " + name + " = " + C + "(" + splatLiteral(splat) + ");\n";
-    memo[key] = name;
-    return name;
+    return define(C + "(" + splatLiteral(splat) + ")");
   }
 
   if (isa<BroadcastOp, ExpandOp, TransposeOp, SliceOp, ReshapeOp>(op)) {
@@ -289,16 +251,70 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
   Type element = type.getElementType();
   if (isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32)
     *expr = "cv(st<" + ctx.storageType(element) + ">(" + *expr + "))";
-  code += "      const " + C + " " + name + " = static_cast<" + C + ">(" + *expr + ");\n";
-  memo[key] = name;
-  return name;
+  return define("static_cast<" + C + ">(" + *expr + ")");
 }
 
-std::string BodyEmitter::takeElementCode() {
+Statements BodyEmitter::takeElement() {
   elementMemo.clear();
-  return std::exchange(elementCode, std::string());
+  return std::exchange(elementCode, Statements());
 }
 
-std::string BodyEmitter::takeRowCode() { return std::exchange(rowCode, std::string()); }
+Statements BodyEmitter::takeRow() { return std::exchange(rowCode, Statements()); }
+
+std::string BodyEmitter::spell(const Load &load) const {
+  std::string offset = load.offset.str();
+  if (auto memory = inMemory.find(load.value); memory != inMemory.end())
+    return memory->second + "[" + offset + "]";
+  return ctx.load(cast<BlockArgument>(load.value).getArgNumber(), offset);
+}
+
+std::string BodyEmitter::print(const Statements &statements,
+                               const LoadSpelling &spelling) const {
+  std::string text;
+  for (const Statement &s : statements.list) {
+    std::string init = s.init;
+    if (s.load) {
+      init = spelling ? spelling(*s.load) : std::string();
+      if (init.empty())
+        init = spell(*s.load);
+      if (s.convert)
+        init = "cv(" + init + ")";
+    }
+    text += statements.indent + "const " + s.type + " " + s.name + " = " + init + ";\n";
+  }
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// DeferredCode
+//===----------------------------------------------------------------------===//
+
+DeferredCode &DeferredCode::operator<<(llvm::StringRef text) {
+  if (pieces.empty() || !pieces.back().second.empty())
+    pieces.emplace_back();
+  pieces.back().first += text.str();
+  return *this;
+}
+
+DeferredCode &DeferredCode::operator<<(Statements statements) {
+  if (pieces.empty() || !pieces.back().second.empty())
+    pieces.emplace_back();
+  pieces.back().second = std::move(statements);
+  return *this;
+}
+
+SmallVector<const Load *> DeferredCode::loads() const {
+  SmallVector<const Load *> result;
+  for (const auto &piece : pieces)
+    llvm::append_range(result, piece.second.loads());
+  return result;
+}
+
+std::string DeferredCode::print(const BodyEmitter &body, const LoadSpelling &spelling) const {
+  std::string text;
+  for (const auto &[prefix, statements] : pieces)
+    text += prefix + body.print(statements, spelling);
+  return text;
+}
 
 } // namespace thunder::codegen

@@ -56,30 +56,14 @@ codegen::BodyContext GpuEmitter::bodyContext(llvm::StringRef innerVar) {
   codegen::BodyContext ctx;
   ctx.dim = [this](Value v, unsigned d) { return kernelDim(v, d); };
   // Pointwise kernels bind every value they read from memory to a pointer
-  // (BodyEmitter::bindMemory), region inputs included; the row kernel reads
-  // region inputs through its own `load` (its row cache).
+  // (BodyEmitter::bindMemory), region inputs included; the row kernel spells
+  // the loads of region inputs itself when it prints them (its row cache).
   ctx.load = [](unsigned arg, const std::string &offset) {
     return "in" + std::to_string(arg) + "[" + offset + "]";
   };
   ctx.storageType = [](Type t) { return *cppType(t); };
   ctx.innerVar = innerVar.str();
   return ctx;
-}
-
-/// Whether every read of pointer `p` in `code` is at `[i]`, the loop's flat
-/// position (and at least one read is).
-static bool readsInLoopOrder(llvm::StringRef code, const std::string &p, bool &reads) {
-  std::string open = p + "[";
-  for (size_t at = code.find(open); at != llvm::StringRef::npos;
-       at = code.find(open, at + 1)) {
-    // "in1[" must not match the tail of another name.
-    if (at > 0 && (llvm::isAlnum(code[at - 1]) || code[at - 1] == '_'))
-      continue;
-    reads = true;
-    if (!code.substr(at + open.size()).starts_with("i]"))
-      return false;
-  }
-  return true;
 }
 
 LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Operation *> ops,
@@ -92,8 +76,8 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
   // from `i` only when some value is read out of loop order).
   codegen::Index index;
   for (int d = 0; d < r; ++d)
-    index.dims.push_back("idx_" + std::to_string(d));
-  index.flat = "i";
+    index.dims.push_back(codegen::IndexExpr::var("idx_" + std::to_string(d)));
+  index.flat = codegen::IndexExpr::var("i");
   codegen::BodyEmitter body(bodyContext(""));
   for (auto [k, leaf] : llvm::enumerate(leaves))
     body.bindMemory(leaf, "in" + std::to_string(k));
@@ -104,7 +88,8 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
       return failure();
     vars.push_back(*v);
   }
-  std::string scalarCode = body.takeElementCode();
+  codegen::Statements scalar = body.takeElement();
+  std::string scalarCode = body.print(scalar);
   // Stores to `out` at [i] (the tail) or to `y` at [j] (the vector loop).
   auto stores = [&](llvm::StringRef to, llvm::StringRef at) {
     std::string text;
@@ -116,25 +101,31 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
   // The multi-index of `i`, when some value is read out of loop order.
   std::string indexCode;
   {
-    SmallVector<std::string, 4> shape;
+    SmallVector<codegen::IndexExpr, 4> shape;
     for (int d = 0; d < r; ++d)
-      shape.push_back(kernelDim(out, d));
-    SmallVector<std::string, 4> dims = codegen::BodyEmitter::delinearize("i", shape);
+      shape.push_back(codegen::IndexExpr::size(kernelDim(out, d)));
+    SmallVector<codegen::IndexExpr, 4> dims = codegen::delinearize(index.flat, shape);
     for (int d = 0; d < r; ++d)
-      indexCode += "      const int64_t idx_" + std::to_string(d) + " = " + dims[d] +
+      indexCode += "      const int64_t idx_" + std::to_string(d) + " = " + dims[d].str() +
                    ";\n      (void)idx_" + std::to_string(d) + ";\n";
   }
 
   // Inputs read only at [i] (in loop order) are loaded 16 bytes at a time
   // when there is one; the others (broadcasts, transposes, slices) by index.
   SmallVector<int> read;
-  for (size_t k = 0; k < leaves.size(); ++k) {
-    bool reads = false;
-    if (readsInLoopOrder(scalarCode, "in" + std::to_string(k), reads) && reads)
+  SmallVector<const codegen::Load *> allLoads = scalar.loads();
+  for (auto [k, leaf] : llvm::enumerate(leaves)) {
+    auto loads = llvm::make_filter_range(
+        allLoads, [&](const codegen::Load *l) { return l->value == leaf; });
+    if (!loads.empty() && llvm::all_of(loads, [&](const codegen::Load *l) {
+          return l->offset == index.flat;
+        }))
       read.push_back(int(k));
   }
   bool vectorize = !read.empty();
-  bool needsIndex = llvm::StringRef(scalarCode).contains("idx_");
+  bool needsIndex = llvm::any_of(index.dims, [&](const codegen::IndexExpr &d) {
+    return scalar.mentions(d.name());
+  });
   int vec = 1;
   if (vectorize) {
     // 16 bytes of the widest type read or written.
@@ -169,32 +160,12 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
   if (vectorize) {
     // The vector body: the scalar one at i = v * V + j, with the inputs read
     // in loop order taken from the vectors just loaded.
-    std::string vectorCode;
-    {
-      llvm::StringRef code = scalarCode;
-      llvm::SmallDenseSet<int> isRead(read.begin(), read.end());
-      for (size_t at = 0; at < code.size();) {
-        size_t next = code.find("in", at);
-        if (next == llvm::StringRef::npos) {
-          vectorCode += code.substr(at).str();
-          break;
-        }
-        vectorCode += code.substr(at, next - at).str();
-        size_t end = next + 2;
-        while (end < code.size() && llvm::isDigit(code[end]))
-          ++end;
-        unsigned k = 0;
-        bool boundary = next == 0 || !(llvm::isAlnum(code[next - 1]) || code[next - 1] == '_');
-        if (boundary && end > next + 2 && !code.substr(next + 2, end - next - 2).getAsInteger(10, k) &&
-            isRead.count(int(k)) && code.substr(end).starts_with("[i]")) {
-          vectorCode += "x" + std::to_string(k) + "[j]";
-          at = end + 3;
-        } else {
-          vectorCode += code.substr(next, end - next).str();
-          at = end;
-        }
-      }
-    }
+    std::string vectorCode = body.print(scalar, [&](const codegen::Load &l) {
+      for (int k : read)
+        if (l.value == leaves[k])
+          return "x" + std::to_string(k) + "[j]";
+      return std::string();
+    });
     device << "  constexpr int V = " << vec << ";\n  int64_t done = 0;\n  if (true";
     for (int k : read)
       device << " && aligned<V>(in" << k << ")";
@@ -322,50 +293,39 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
   // `inner_j` of this row's `inner` elements, whatever the input's shape (a
   // full-shape input, or one reshaped to it like attention's scores).
   // Whether an input is read again is known only once every pass is
-  // emitted, so such reads are emitted as markers ("@fill:k@" for the
-  // first, "@read:k@" for the others) and replaced at the end. Region inputs
-  // are therefore read through the context's `load`, not bound to memory.
+  // written, so the statements stay structure until then (DeferredCode).
+  using codegen::IndexExpr;
   const std::string rowFlat = "prow * inner + inner_j";
-  SmallVector<unsigned> rowReads(block.getNumArguments(), 0);
-  codegen::BodyContext context = bodyContext("inner_j");
-  context.load = [&](unsigned arg, const std::string &offset) {
-    std::string k = std::to_string(arg);
-    if (offset != rowFlat)
-      return "in" + k + "[" + offset + "]";
-    return (rowReads[arg]++ == 0 ? "@fill:" : "@read:") + k + "@";
-  };
-  codegen::BodyEmitter body(context);
-  SmallVector<std::string, 4> shape = body.shapeOf(rowInput);
-  ArrayRef<std::string> outerShape = ArrayRef<std::string>(shape).take_front(outerRank);
-  ArrayRef<std::string> innerShape = ArrayRef<std::string>(shape).drop_front(outerRank);
+  IndexExpr prow = IndexExpr::var("prow"), innerJ = IndexExpr::var("inner_j");
+  const IndexExpr rowFlatIndex = prow * IndexExpr::size("inner") + innerJ;
+  codegen::BodyEmitter body(bodyContext("inner_j"));
+  SmallVector<IndexExpr, 4> shape = body.shapeOf(rowInput);
+  ArrayRef<IndexExpr> outerShape = ArrayRef<IndexExpr>(shape).take_front(outerRank);
+  ArrayRef<IndexExpr> innerShape = ArrayRef<IndexExpr>(shape).drop_front(outerRank);
   codegen::Index full;
-  full.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
-  for (const std::string &d : codegen::BodyEmitter::delinearize("inner_j", innerShape))
-    full.dims.push_back(d);
-  full.flat = rowFlat;
+  full.dims = codegen::delinearize(prow, outerShape);
+  llvm::append_range(full.dims, codegen::delinearize(innerJ, innerShape));
+  full.flat = rowFlatIndex;
   auto rowIndex = [&](Value v) {
     codegen::Index index;
-    index.dims = codegen::BodyEmitter::delinearize("prow", outerShape);
-    index.dims.resize(rank(v), "0");
-    index.flat = "prow";
+    index.dims = codegen::delinearize(prow, outerShape);
+    index.dims.resize(rank(v), IndexExpr::constant(0));
+    index.flat = prow;
     return index;
   };
 
   // Per-row statements at the row loop's depth.
   auto rowCode = [&body] {
-    std::string text = body.takeRowCode(), indented;
-    for (llvm::StringRef line : llvm::split(text, '\n'))
-      if (!line.empty())
-        indented += (line.starts_with("  ") ? line.drop_front(2) : line).str() + "\n";
-    return indented;
+    codegen::Statements row = body.takeRow();
+    row.indent = "    ";
+    return row;
   };
-  std::string code;
-  llvm::raw_string_ostream os(code);
+  codegen::DeferredCode os;
   for (auto [k, reduction] : llvm::enumerate(reductions)) {
     FailureOr<std::string> v = body.emit(reduction->getOperand(0), full);
     if (failed(v))
       return failure();
-    std::string element = body.takeElementCode();
+    codegen::Statements element = body.takeElement();
     std::string S = elem(reduction->getResult(0));
     std::string A = "acc_t<" + S + ">", C = "compute_t<" + S + ">";
     const char *kind = isa<ProdOp>(reduction)  ? "Reduce::Prod"
@@ -405,7 +365,7 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
        << "[prow] = st<" << S << ">(" << *v << ");\n";
   }
   if (!fullStores.empty()) {
-    std::string element = body.takeElementCode();
+    codegen::Statements element = body.takeElement();
     os << "    // The full rows.\n"
        << rowCode()
        << "    for (int64_t inner_j = threadIdx.x; inner_j < inner; inner_j += blockDim.x) {\n"
@@ -415,6 +375,14 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
   // The inputs read more than once share the row cache, one 16-byte aligned
   // array each, in their storage type (bf16 stays 2 bytes); the others, and
   // every input when the cache does not fit, are read from global memory.
+  auto atRowFlat = [&](const codegen::Load &l) {
+    return isa<BlockArgument>(l.value) && l.offset == rowFlatIndex;
+  };
+  SmallVector<unsigned> rowReads(block.getNumArguments(), 0);
+  for (const codegen::Load *l : os.loads())
+    if (atRowFlat(*l))
+      ++rowReads[cast<BlockArgument>(l->value).getArgNumber()];
+  SmallVector<std::string> fills(block.getNumArguments()), reads(block.getNumArguments());
   std::string cacheBytes, cacheArrays;
   for (BlockArgument arg : block.getArguments()) {
     unsigned n = arg.getArgNumber();
@@ -430,12 +398,19 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
       fill = "row_fill(cached, " + shared + ", " + global + ")";
       read = "(cached ? " + shared + " : " + global + ")";
     }
-    for (auto [marker, text] : {std::pair{"@fill:" + k + "@", fill}, {"@read:" + k + "@", read}})
-      for (size_t at = code.find(marker); at != std::string::npos;
-           at = code.find(marker, at + text.size()))
-        code.replace(at, marker.size(), text);
+    fills[n] = fill;
+    reads[n] = read;
   }
   bool cache = !cacheBytes.empty();
+  // The first read of an input at the row's flat position fills the cache,
+  // the later ones read it.
+  SmallVector<unsigned> seen(block.getNumArguments(), 0);
+  std::string code = os.print(body, [&](const codegen::Load &l) {
+    if (!atRowFlat(l))
+      return std::string();
+    unsigned n = cast<BlockArgument>(l.value).getArgNumber();
+    return seen[n]++ == 0 ? fills[n] : reads[n];
+  });
 
   std::string kernel = unit.name;
   device << "/// " << kernel << ": one block per row, " << reductions.size()

@@ -16,7 +16,7 @@
 // CHECK: load_vec<V>(in0 + v * V, x0);
 // CHECK: for (int j = 0; j < V; ++j) {
 // CHECK-NEXT: const int64_t i = v * V + j;
-// CHECK: const int64_t idx_1 = ((i) % (16LL));
+// CHECK: const int64_t idx_1 = i % 16;
 // CHECK: const compute_t<float> [[X:t[0-9]+]] = cv(x0[j]);
 // CHECK-NEXT: const compute_t<float> [[B:t[0-9]+]] = cv(in1[idx_1]);
 // CHECK-NEXT: const compute_t<float> [[S:t[0-9]+]] = static_cast<compute_t<float>>([[X]] + [[B]]);

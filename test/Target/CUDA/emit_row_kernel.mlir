@@ -41,9 +41,9 @@
 // CHECK-NEXT: const compute_t<float> [[X2:t[0-9]+]] = cv((cached ? row0[inner_j] : in0[prow * inner + inner_j]));
 // CHECK-NEXT: const compute_t<float> [[C:t[0-9]+]] = static_cast<compute_t<float>>([[X2]] - acc0);
 // CHECK-NEXT: const compute_t<float> [[N:t[0-9]+]] = static_cast<compute_t<float>>([[C]] * [[R]]);
-// CHECK-NEXT: const compute_t<float> [[W:t[0-9]+]] = cv(in1[(inner_j)]);
+// CHECK-NEXT: const compute_t<float> [[W:t[0-9]+]] = cv(in1[inner_j]);
 // CHECK-NEXT: const compute_t<float> [[NW:t[0-9]+]] = static_cast<compute_t<float>>([[N]] * [[W]]);
-// CHECK-NEXT: const compute_t<float> [[B:t[0-9]+]] = cv(in2[(inner_j)]);
+// CHECK-NEXT: const compute_t<float> [[B:t[0-9]+]] = cv(in2[inner_j]);
 // CHECK-NEXT: const compute_t<float> [[Y:t[0-9]+]] = static_cast<compute_t<float>>([[NW]] + [[B]]);
 // CHECK-NEXT: out0[prow * inner + inner_j] = st<float>([[Y]]);
 // CHECK-NEXT: }

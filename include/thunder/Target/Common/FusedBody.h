@@ -5,8 +5,12 @@
 // epilogue kernels. Each backend writes the loops (OpenMP, a grid-stride
 // loop, a block per row) and asks here for the statements that compute a
 // region value at an index; views (broadcast, expand, transpose, slice,
-// reshape) become index arithmetic, so a fused kernel reads each input
-// where it lies and writes nothing in between.
+// reshape) become index arithmetic (IndexExpr.h), so a fused kernel reads
+// each input where it lies and writes nothing in between. The statements
+// are kept as structure (each load with its index tree) until a backend
+// prints them: the backend asks the structure which inputs are read in loop
+// order and which loop variables an index uses, and spells loads its own
+// way (vectors loaded ahead, a row cache) without scanning generated text.
 //
 // Generated code uses a small vocabulary that every target's support header
 // defines: compute_t<T> (the arithmetic type of storage type T: float for
@@ -18,15 +22,19 @@
 #ifndef THUNDER_TARGET_COMMON_FUSEDBODY_H
 #define THUNDER_TARGET_COMMON_FUSEDBODY_H
 
+#include "thunder/Target/Common/IndexExpr.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace thunder::codegen {
 
@@ -40,13 +48,47 @@ elementwiseExpr(mlir::Operation *op, llvm::StringRef C,
 /// A C literal of a double (with infinities and NaN).
 std::string doubleLiteral(double v);
 
-/// Where a value is read: one C index expression per dim and, when known,
+/// Where a value is read: one index expression per dim and, when known,
 /// the flat row-major position (the kernel's loop counter for values read in
-/// loop order). Either may be empty; the other is derived when needed.
+/// loop order). Either may be empty (null); the other is derived when
+/// needed.
 struct Index {
-  llvm::SmallVector<std::string, 4> dims;
-  std::string flat;
+  llvm::SmallVector<IndexExpr, 4> dims;
+  IndexExpr flat;
 };
+
+/// A read from memory in per-element code: `value` (a region input, or a
+/// value bound to memory with BodyEmitter::bindMemory) at element `offset`.
+struct Load {
+  mlir::Value value;
+  IndexExpr offset;
+};
+
+/// One statement, `const <type> <name> = <init>;`, where the initializer is
+/// a load (taken to the compute type with cv() when `convert`) or C text
+/// over the temporaries of earlier statements.
+struct Statement {
+  std::string type, name;
+  std::optional<Load> load;
+  bool convert = false;
+  std::string init;
+};
+
+/// Statements in the order they run, printed each on a line at `indent`.
+struct Statements {
+  std::vector<Statement> list;
+  std::string indent = "      ";
+
+  bool empty() const { return list.empty(); }
+  /// The loads, in order.
+  llvm::SmallVector<const Load *> loads() const;
+  /// Whether some load's offset mentions the loop variable `var`.
+  bool mentions(llvm::StringRef var) const;
+};
+
+/// How a kernel spells a load, where it differs from the default (a
+/// vector loaded ahead, a row cache); an empty string keeps the default.
+using LoadSpelling = std::function<std::string(const Load &)>;
 
 /// What a kernel template tells the generator.
 struct BodyContext {
@@ -54,13 +96,13 @@ struct BodyContext {
   /// sizes as literals, dynamic ones from the backend's ShapePlan).
   std::function<std::string(mlir::Value, unsigned)> dim;
   /// The C expression reading region input `argument` (its block argument
-  /// number) at element `offset`, in its storage type.
+  /// number) at element `offset` (printed), in its storage type.
   std::function<std::string(unsigned argument, const std::string &offset)> load;
   /// The C storage type of an element type ("float", "bf16", "bool", ...).
   std::function<std::string(mlir::Type)> storageType;
-  /// A reduction kernel's inner loop variable: values whose index does not
-  /// mention it are the same for the whole row and go to the per-row code.
-  /// Empty for pointwise kernels.
+  /// A reduction kernel's inner loop variable (IndexExpr::var): values whose
+  /// index does not mention it are the same for the whole row and go to the
+  /// per-row code. Empty for pointwise kernels.
   std::string innerVar;
 };
 
@@ -88,34 +130,71 @@ public:
 
   /// Takes the per-element statements emitted so far, and forgets the
   /// per-element memo (a new loop recomputes what it needs).
-  std::string takeElementCode();
+  Statements takeElement();
   /// Takes the per-row statements emitted so far (the memo is kept: the row
   /// values stay in scope for the rest of the row).
-  std::string takeRowCode();
+  Statements takeRow();
+  /// The statements as C, each load spelled by `spelling` when it gives a
+  /// spelling and as the default (`spell`) otherwise.
+  std::string print(const Statements &statements,
+                    const LoadSpelling &spelling = nullptr) const;
+  /// The default spelling of a load: the bound pointer or the context's
+  /// `load`, at the printed offset.
+  std::string spell(const Load &load) const;
+  /// takeElement() and takeRow(), printed.
+  std::string takeElementCode() { return print(takeElement()); }
+  std::string takeRowCode() { return print(takeRow()); }
 
   /// The compute type of an element type: "compute_t<float>".
   std::string computeType(mlir::Type element);
 
-  /// The index of each dim of a value of `shape` (C size expressions) at the
-  /// flat row-major position `flat`.
-  static llvm::SmallVector<std::string, 4>
-  delinearize(const std::string &flat, llvm::ArrayRef<std::string> shape);
-  /// The flat row-major position of `index` in a value of `shape`.
-  static std::string linearize(llvm::ArrayRef<std::string> index,
-                               llvm::ArrayRef<std::string> shape);
-
-  /// The sizes of `value`'s dims as C expressions.
-  llvm::SmallVector<std::string, 4> shapeOf(mlir::Value value);
+  /// The sizes of `value`'s dims.
+  llvm::SmallVector<IndexExpr, 4> shapeOf(mlir::Value value);
 
 private:
   mlir::FailureOr<Index> operandIndex(mlir::Operation *op, const Index &index);
   std::string fresh() { return "t" + std::to_string(counter++); }
 
+  /// A value at an index: what the memo remembers temporaries by.
+  struct Key {
+    mlir::Value value;
+    Index index;
+    bool operator==(const Key &other) const {
+      return value == other.value && index.dims == other.index.dims &&
+             index.flat == other.index.flat;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key &key) const;
+  };
+
   BodyContext ctx;
   llvm::DenseMap<mlir::Value, std::string> bound, inMemory;
-  llvm::StringMap<std::string> rowMemo, elementMemo;
-  std::string rowCode, elementCode;
+  std::unordered_map<Key, std::string, KeyHash> rowMemo, elementMemo;
+  Statements rowCode, elementCode;
   unsigned counter = 0;
+};
+
+/// Kernel source whose statements stay structure until the whole kernel is
+/// written, so that how a load is spelled can depend on every other load
+/// (the CUDA row cache keeps an input read by several passes in shared
+/// memory). Text and statements are appended with `<<`.
+class DeferredCode {
+public:
+  DeferredCode &operator<<(llvm::StringRef text);
+  DeferredCode &operator<<(const char *text) { return *this << llvm::StringRef(text); }
+  DeferredCode &operator<<(const std::string &text) { return *this << llvm::StringRef(text); }
+  DeferredCode &operator<<(size_t n) { return *this << std::to_string(n); }
+  DeferredCode &operator<<(Statements statements);
+
+  /// Every load of the statements, in the order they are printed.
+  llvm::SmallVector<const Load *> loads() const;
+  /// The source, loads spelled as BodyEmitter::print spells them.
+  std::string print(const BodyEmitter &body, const LoadSpelling &spelling) const;
+
+private:
+  /// Text, then statements, per piece.
+  std::vector<std::pair<std::string, Statements>> pieces;
 };
 
 } // namespace thunder::codegen
