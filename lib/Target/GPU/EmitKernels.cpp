@@ -457,7 +457,7 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
          << "      const bool cached = cache <= int64_t(kRowCacheBytes);\n";
   host << "      if (rows > 0)\n        " << kernel
        << dialect.syntax.launchOpen
-       << "unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, "
+       << "unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (THUNDER_RESIDENT_THREADS / block))), block, "
        << (cache ? "cached ? size_t(cache) : 0" : "0") << ", c.stream" << dialect.syntax.launchClose
        << "(rows, inner, "
        << (cache ? "cached, " : "") << "S";

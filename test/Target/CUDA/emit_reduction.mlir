@@ -16,7 +16,7 @@
 // CHECK-LABEL: static int enqueue(
 // CHECK: // Kernel 0: reduction_sum_0 (reduction)
 // CHECK: const int64_t rows = int64_t(1) * 4LL, inner = int64_t(1) * 64LL;
-// CHECK: reduction_sum_0<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, 0, c.stream>>>(rows, inner, S, a0, v{{[0-9]+}});
+// CHECK: reduction_sum_0<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (THUNDER_RESIDENT_THREADS / block))), block, 0, c.stream>>>(rows, inner, S, a0, v{{[0-9]+}});
 // CHECK: // Kernel 1: library_softmax_1 (library)
 // CHECK: softmax(c, a0, v{{[0-9]+}}_shape, 2, 1, false, v{{[0-9]+}});
 // CHECK: // Kernel 2: library_layer_norm_2 (library)

@@ -100,7 +100,7 @@
 // CHECK-NEXT: const int64_t cache = align16(inner * 4);
 // CHECK-NEXT: const bool cached = cache <= int64_t(kRowCacheBytes);
 // CHECK-NEXT: if (rows > 0)
-// CHECK-NEXT: reduction_mean_sub_mul_etc_0<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (2048 / block))), block, cached ? size_t(cache) : 0, c.stream>>>(rows, inner, cached, S, a0, a1, a2, v{{[0-9]+}});
+// CHECK-NEXT: reduction_mean_sub_mul_etc_0<<<unsigned(std::min<int64_t>(rows, int64_t(c.sms) * (THUNDER_RESIDENT_THREADS / block))), block, cached ? size_t(cache) : 0, c.stream>>>(rows, inner, cached, S, a0, a1, a2, v{{[0-9]+}});
 // CHECK-NOT: <<<
 // CHECK: // Kernel 1: reduction_max_sub_exp_etc_1 (reduction)
 // CHECK: reduction_max_sub_exp_etc_1<<<{{.*}}, block, cached ? size_t(cache) : 0, c.stream>>>(rows, inner, cached, S,

@@ -39,10 +39,11 @@ template <class T> __device__ inline T row_fill(bool cached, T &slot, T x) {
 }
 
 /// Shared memory that keeps a row of `size` accumulators; 0 when it does not
-/// fit in the default 48 KB (the kernels then read the row from memory again).
+/// fit in the dialect's default shared memory less 8 KB for the kernels' own
+/// scratch (the kernels then read the row from memory again).
 template <class A> inline size_t row_smem(i64 size) {
   size_t bytes = size_t(size) * sizeof(A);
-  return bytes <= 40 * 1024 ? bytes : 0;
+  return bytes <= THUNDER_SMEM_DEFAULT_BYTES - 8 * 1024 ? bytes : 0;
 }
 
 /// softmax / log_softmax of contiguous rows, one block per row. The row is
