@@ -84,9 +84,8 @@ template <class T, class U> THUNDER_HD inline T st(U x) {
 // Scalar math with PyTorch's semantics
 //===--------------------------------------------------------------------===//
 
-template <class T> THUNDER_HD inline T relu(T x) {
-  return x > T(0) ? x : (x != x ? x : T(0));
-}
+/// torch.relu: NaN and -0. pass through (clamp_min(x, 0)).
+template <class T> THUNDER_HD inline T relu(T x) { return x < T(0) ? T(0) : x; }
 THUNDER_HD inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 THUNDER_HD inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 template <class T> THUNDER_HD inline T gelu(T x) {
@@ -117,9 +116,20 @@ template <class T> THUNDER_HD inline T minimum(T a, T b) {
   }
   return a < b ? a : b;
 }
+/// PyTorch's floor division (div_floor_floating for floats: the quotient of
+/// a - fmod(a, b), so that 1. // 0.1 is 9., not floor(10.000000000000002)).
 template <class T> THUNDER_HD inline T div_floor(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
-    return std::floor(a / b);
+    if (b == T(0))
+      return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && (b < T(0)) != (mod < T(0)))
+      div -= T(1);
+    if (div == T(0))
+      return std::copysign(T(0), a / b);
+    T floordiv = std::floor(div);
+    return div - floordiv > T(0.5) ? floordiv + T(1) : floordiv;
   } else {
     if (b == 0)
       return 0; // PyTorch raises; compiled code cannot, and returns 0
