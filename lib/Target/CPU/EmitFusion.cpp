@@ -99,16 +99,18 @@ LogicalResult Emitter::emitPointwiseKernel(
   os << "    const int64_t n = " << numelExpr(loop) << ";\n";
   DeferredCode code;
   if (flat) {
-    code << Loop{Loop::Kind::ParallelSimd, "flat_i", "0", "n", "", "int64_t",
-                 "if (n > 32768)", "    ", std::move(element)};
+    code << Loop(Loop::Kind::ParallelSimd, "flat_i", "0", "n")
+                .with("if (n > 32768)")
+                .around(std::move(element));
   } else {
     os << "    const int64_t cols = " << shape.back().str() << ", rows = cols ? n / cols : 0;\n";
     DeferredCode row;
-    row << Loop{Loop::Kind::Simd, "pcol", "0", "cols", "", "int64_t", "", "    ",
-                std::move(DeferredCode() << "      const int64_t flat_i = prow * cols + pcol;\n"
-                                         << std::move(element))};
-    code << Loop{Loop::Kind::Parallel, "prow", "0", "rows", "", "int64_t", "if (n > 32768)",
-                 "    ", std::move(row)};
+    DeferredCode col;
+    col << "      const int64_t flat_i = prow * cols + pcol;\n" << std::move(element);
+    row << Loop(Loop::Kind::Simd, "pcol", "0", "cols").around(std::move(col));
+    code << Loop(Loop::Kind::Parallel, "prow", "0", "rows")
+                .with("if (n > 32768)")
+                .around(std::move(row));
   }
   os << code.print(body);
   return success();
@@ -181,10 +183,12 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
       clause = "";
     }
     row << body.takeRow() << "      " << C << " " << acc << " = " << init << ";\n";
-    row << Loop{clause.empty() ? Loop::Kind::Plain : Loop::Kind::Simd, "inner_j", "0", "inner",
-                "", "int64_t", clause, "      ",
-                std::move(DeferredCode() << std::move(element) << "        " << acc << " = "
-                                         << update << ";\n")};
+    DeferredCode pass;
+    pass << std::move(element) << "        " << acc << " = " << update << ";\n";
+    row << Loop(clause.empty() ? Loop::Kind::Plain : Loop::Kind::Simd, "inner_j", "0", "inner")
+               .with(clause)
+               .at("      ")
+               .around(std::move(pass));
     if (isa<MeanOp>(reduction))
       row << "      " << acc << " = " << acc << " / static_cast<" << C << ">(inner);\n";
     body.bind(reduction->getResult(0), acc);
@@ -213,12 +217,12 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
     for (Store &store : fullStores)
       element << std::move(store);
     row << body.takeRow()
-        << Loop{Loop::Kind::Simd, "inner_j", "0", "inner", "", "int64_t", "", "      ",
-                std::move(element)};
+        << Loop(Loop::Kind::Simd, "inner_j", "0", "inner").at("      ").around(std::move(element));
   }
   DeferredCode code;
-  code << Loop{Loop::Kind::Parallel, "prow", "0", "rows", "", "int64_t",
-               "if (rows > 1 && rows * inner > 32768)", "    ", std::move(row)};
+  code << Loop(Loop::Kind::Parallel, "prow", "0", "rows")
+              .with("if (rows > 1 && rows * inner > 32768)")
+              .around(std::move(row));
   os << code.print(body);
   return success();
 }

@@ -182,21 +182,26 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
               << " + v * V, x" << k << ");\n";
     for (auto [k, v] : llvm::enumerate(roots))
       vectors << "      " << elem(v) << " y" << k << "[V];\n";
-    vectors << Loop{Loop::Kind::Unrolled, "j", "0", "V", "", "int", "", "      ",
-                    element("      const int64_t i = v * V + j;\n      (void)i;\n" + indexCode,
-                            "y", codegen::IndexExpr::var("j"))};
+    vectors << Loop(Loop::Kind::Unrolled, "j", "0", "V")
+                   .ofType("int")
+                   .at("      ")
+                   .around(element("      const int64_t i = v * V + j;\n      (void)i;\n" +
+                                       indexCode,
+                                   "y", codegen::IndexExpr::var("j")));
     for (size_t k = 0; k < roots.size(); ++k)
       vectors << "      store_vec<V>(out" << k << " + v * V, y" << k << ");\n";
     DeferredCode vectorLoop;
-    vectorLoop << Loop{Loop::Kind::GridStride, "v", "t", "nv", "stride", "int64_t", "", "    ",
-                       std::move(vectors)};
+    vectorLoop << Loop(Loop::Kind::GridStride, "v", "t", "nv").by("stride").around(
+        std::move(vectors));
     device << vectorLoop.print(body, vectorSpelling);
     device << "    done = nv * V;\n  }\n"
            << "  // The tail (everything, when a pointer is not aligned for vectors).\n";
   }
   DeferredCode tail;
-  tail << Loop{Loop::Kind::GridStride, "i", vectorize ? "done + t" : "t", "n", "stride",
-               "int64_t", "", "  ", element(indexCode, "out", index.flat)};
+  tail << Loop(Loop::Kind::GridStride, "i", vectorize ? "done + t" : "t", "n")
+              .by("stride")
+              .at("  ")
+              .around(element(indexCode, "out", index.flat));
   device << tail.print(body) << "}\n\n";
 
   host << "    {\n      const int64_t n = " << numelExpr(out) << ";\n"
@@ -329,8 +334,9 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
   };
   // A pass over the row, its threads each from their own element.
   auto blockStride = [](DeferredCode code) {
-    return Loop{Loop::Kind::BlockStride, "inner_j", "threadIdx.x", "inner", "blockDim.x",
-                "int64_t", "", "    ", std::move(code)};
+    return Loop(Loop::Kind::BlockStride, "inner_j", "threadIdx.x", "inner")
+        .by("blockDim.x")
+        .around(std::move(code));
   };
   DeferredCode os;
   for (auto [k, reduction] : llvm::enumerate(reductions)) {
@@ -345,13 +351,13 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
                        : isa<MinOp>(reduction) ? "Reduce::Min"
                                                : "Reduce::Sum";
     std::string a = "a" + std::to_string(k), acc = "acc" + std::to_string(k);
+    DeferredCode pass;
+    pass << std::move(element) << "      " << a << " = reduce_op<" << kind << ">(" << a
+         << ", static_cast<" << A << ">(" << *v << "));\n";
     os << "    // Pass " << k << ": " << reduction->getName().stripDialect() << ".\n"
        << rowCode() << "    " << A << " " << a << " = reduce_init<" << kind << ", "
        << A << ">();\n"
-       << blockStride(std::move(DeferredCode() << std::move(element) << "      " << a
-                                               << " = reduce_op<" << kind << ">(" << a
-                                               << ", static_cast<" << A << ">(" << *v
-                                               << "));\n"))
+       << blockStride(std::move(pass))
        << "    " << a << " = block_reduce<" << kind << ">(" << a << ", reinterpret_cast<" << A
        << " *>(scratch));\n"
        << "    const " << C << " " << acc << " = static_cast<" << C << ">("
@@ -418,8 +424,10 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
   // the later ones read it.
   SmallVector<unsigned> seen(block.getNumArguments(), 0);
   DeferredCode rows;
-  rows << Loop{Loop::Kind::GridStride, "prow", "blockIdx.x", "rows", "gridDim.x", "int64_t", "",
-               "  ", std::move(os)};
+  rows << Loop(Loop::Kind::GridStride, "prow", "blockIdx.x", "rows")
+              .by("gridDim.x")
+              .at("  ")
+              .around(std::move(os));
   std::string code = rows.print(body, [&](const codegen::Load &l) {
     if (!atRowFlat(l))
       return std::string();

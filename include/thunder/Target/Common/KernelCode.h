@@ -93,6 +93,17 @@ struct Loop {
     GridStride,   ///< each GPU thread (or block) from `begin`, by `step` (the grid)
     BlockStride,  ///< each thread of a GPU block from `begin`, by `step` (the block)
   };
+  Loop() = default;
+  /// A loop of `kind` over `var` from `begin` while below `end`; the rest
+  /// is set with the builders below.
+  Loop(Kind kind, std::string var, std::string begin, std::string end)
+      : kind(kind), var(std::move(var)), begin(std::move(begin)), end(std::move(end)) {}
+  Loop &by(std::string s) { step = std::move(s); return *this; }
+  Loop &with(std::string c) { clause = std::move(c); return *this; }
+  Loop &ofType(std::string t) { type = std::move(t); return *this; }
+  Loop &at(std::string i) { indent = std::move(i); return *this; }
+  Loop &around(DeferredCode code) { body = std::move(code); return *this; }
+
   Kind kind = Kind::Plain;
   std::string var;
   std::string begin, end;

@@ -17,13 +17,7 @@ Statement load(const char *name, IndexExpr offset) {
 
 Loop loop(Loop::Kind kind, const char *var, const char *begin, const char *end,
           const char *step = "") {
-  Loop l;
-  l.kind = kind;
-  l.var = var;
-  l.begin = begin;
-  l.end = end;
-  l.step = step;
-  return l;
+  return Loop(kind, var, begin, end).by(step);
 }
 
 TEST(KernelCode, StorePrintsItsOffsetTree) {
