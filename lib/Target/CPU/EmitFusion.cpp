@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
 
-#include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Target/Common/KernelCode.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -22,9 +22,12 @@ using namespace mlir;
 using namespace mlir::thunder;
 using ::thunder::codegen::BodyContext;
 using ::thunder::codegen::BodyEmitter;
+using ::thunder::codegen::DeferredCode;
 using ::thunder::codegen::Index;
 using ::thunder::codegen::IndexExpr;
+using ::thunder::codegen::Loop;
 using ::thunder::codegen::Statements;
+using ::thunder::codegen::Store;
 
 namespace thunder::cpu {
 
@@ -78,34 +81,38 @@ LogicalResult Emitter::emitPointwiseKernel(
     index.dims = codegen::delinearize(IndexExpr::var("prow"), rows);
     index.dims.push_back(IndexExpr::var("pcol"));
   }
-  std::string stores;
+  SmallVector<Store> stores;
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
     FailureOr<std::string> v = body.emit(value, index);
     if (failed(v))
       return failure();
-    stores += "      out" + std::to_string(i) + "[flat_i] = st<" +
-              elem(fusion.getResult(i)) + ">(" + *v + ");\n";
+    stores.push_back({"out" + std::to_string(i), index.flat, *v, elem(fusion.getResult(i))});
   }
   // One flat loop when no value is read by its multi-index (every read is
   // at `flat_i`, or at a position not derived from the loop).
   Statements statements = body.takeElement();
   bool flat = rank == 0 || (!statements.mentions("prow") && !statements.mentions("pcol"));
-  std::string code = body.print(statements);
-  std::string n = numelExpr(loop);
-  os << "    const int64_t n = " << n << ";\n";
+  DeferredCode element;
+  element << std::move(statements);
+  for (Store &store : stores)
+    element << std::move(store);
+  os << "    const int64_t n = " << numelExpr(loop) << ";\n";
+  DeferredCode code;
   if (flat) {
-    os << "#pragma omp parallel for simd if (n > 32768)\n"
-       << "    for (int64_t flat_i = 0; flat_i < n; ++flat_i) {\n"
-       << code << stores << "    }\n";
-    return success();
+    code << Loop(Loop::Kind::ParallelSimd, "flat_i", "0", "n")
+                .with("if (n > 32768)")
+                .around(std::move(element));
+  } else {
+    os << "    const int64_t cols = " << shape.back().str() << ", rows = cols ? n / cols : 0;\n";
+    DeferredCode row;
+    DeferredCode col;
+    col << "      const int64_t flat_i = prow * cols + pcol;\n" << std::move(element);
+    row << Loop(Loop::Kind::Simd, "pcol", "0", "cols").around(std::move(col));
+    code << Loop(Loop::Kind::Parallel, "prow", "0", "rows")
+                .with("if (n > 32768)")
+                .around(std::move(row));
   }
-  os << "    const int64_t cols = " << shape.back().str() << ", rows = cols ? n / cols : 0;\n"
-     << "#pragma omp parallel for if (n > 32768)\n"
-     << "    for (int64_t prow = 0; prow < rows; ++prow) {\n"
-     << "#pragma omp simd\n"
-     << "    for (int64_t pcol = 0; pcol < cols; ++pcol) {\n"
-     << "      const int64_t flat_i = prow * cols + pcol;\n"
-     << code << stores << "    }\n    }\n";
+  os << code.print(body);
   return success();
 }
 
@@ -145,9 +152,9 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
   };
 
   os << "    const int64_t rows = " << product(outerShape)
-     << ", inner = " << product(innerShape) << ";\n"
-     << "#pragma omp parallel for if (rows > 1 && rows * inner > 32768)\n"
-     << "    for (int64_t prow = 0; prow < rows; ++prow) {\n";
+     << ", inner = " << product(innerShape) << ";\n";
+  // The body of the loop over rows.
+  DeferredCode row;
   for (auto [k, reduction] : llvm::enumerate(reductions)) {
     Value input = reduction->getOperand(0);
     if (typeOf(input).getShape() != typeOf(rowInput).getShape() ||
@@ -156,7 +163,7 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
     FailureOr<std::string> v = body.emit(input, full);
     if (failed(v))
       return failure();
-    std::string element = body.takeElementCode();
+    Statements element = body.takeElement();
     std::string acc = "acc" + std::to_string(k);
     std::string C = body.computeType(typeOf(reduction->getResult(0)).getElementType());
     std::string init = "0", update = acc + " + " + *v, clause = "reduction(+:" + acc + ")";
@@ -175,17 +182,19 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
       update = "minimum(" + acc + ", " + *v + ")";
       clause = "";
     }
-    os << body.takeRowCode() << "      " << C << " " << acc << " = " << init << ";\n";
-    if (!clause.empty())
-      os << "#pragma omp simd " << clause << "\n";
-    os << "      for (int64_t inner_j = 0; inner_j < inner; ++inner_j) {\n"
-       << element << "        " << acc << " = " << update << ";\n      }\n";
+    row << body.takeRow() << "      " << C << " " << acc << " = " << init << ";\n";
+    DeferredCode pass;
+    pass << std::move(element) << "        " << acc << " = " << update << ";\n";
+    row << Loop(clause.empty() ? Loop::Kind::Plain : Loop::Kind::Simd, "inner_j", "0", "inner")
+               .with(clause)
+               .at("      ")
+               .around(std::move(pass));
     if (isa<MeanOp>(reduction))
-      os << "      " << acc << " = " << acc << " / static_cast<" << C << ">(inner);\n";
+      row << "      " << acc << " = " << acc << " / static_cast<" << C << ">(inner);\n";
     body.bind(reduction->getResult(0), acc);
   }
   // Results: per-row values once per row, full rows in one more pass.
-  std::string fullStores;
+  SmallVector<Store> fullStores;
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
     auto type = typeOf(value);
     bool isFull = type.getRank() == rank && type.getShape() == typeOf(rowInput).getShape();
@@ -194,23 +203,27 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
       FailureOr<std::string> v = body.emit(value, full);
       if (failed(v))
         return failure();
-      fullStores += "        " + store + "[prow * inner + inner_j] = st<" +
-                    elem(fusion.getResult(i)) + ">(" + *v + ");\n";
+      fullStores.push_back({store, full.flat, *v, elem(fusion.getResult(i)), "        "});
       continue;
     }
     FailureOr<std::string> v = body.emit(value, rowIndex(value));
     if (failed(v))
       return failure();
-    os << body.takeRowCode() << "      " << store << "[prow] = st<"
-       << elem(fusion.getResult(i)) << ">(" << *v << ");\n";
+    row << body.takeRow() << Store{store, prow, *v, elem(fusion.getResult(i))};
   }
   if (!fullStores.empty()) {
-    std::string element = body.takeElementCode();
-    os << body.takeRowCode() << "#pragma omp simd\n"
-       << "      for (int64_t inner_j = 0; inner_j < inner; ++inner_j) {\n"
-       << element << fullStores << "      }\n";
+    DeferredCode element;
+    element << body.takeElement();
+    for (Store &store : fullStores)
+      element << std::move(store);
+    row << body.takeRow()
+        << Loop(Loop::Kind::Simd, "inner_j", "0", "inner").at("      ").around(std::move(element));
   }
-  os << "    }\n";
+  DeferredCode code;
+  code << Loop(Loop::Kind::Parallel, "prow", "0", "rows")
+              .with("if (rows > 1 && rows * inner > 32768)")
+              .around(std::move(row));
+  os << code.print(body);
   return success();
 }
 

@@ -285,36 +285,4 @@ std::string BodyEmitter::print(const Statements &statements,
   return text;
 }
 
-//===----------------------------------------------------------------------===//
-// DeferredCode
-//===----------------------------------------------------------------------===//
-
-DeferredCode &DeferredCode::operator<<(llvm::StringRef text) {
-  if (pieces.empty() || !pieces.back().second.empty())
-    pieces.emplace_back();
-  pieces.back().first += text.str();
-  return *this;
-}
-
-DeferredCode &DeferredCode::operator<<(Statements statements) {
-  if (pieces.empty() || !pieces.back().second.empty())
-    pieces.emplace_back();
-  pieces.back().second = std::move(statements);
-  return *this;
-}
-
-SmallVector<const Load *> DeferredCode::loads() const {
-  SmallVector<const Load *> result;
-  for (const auto &piece : pieces)
-    llvm::append_range(result, piece.second.loads());
-  return result;
-}
-
-std::string DeferredCode::print(const BodyEmitter &body, const LoadSpelling &spelling) const {
-  std::string text;
-  for (const auto &[prefix, statements] : pieces)
-    text += prefix + body.print(statements, spelling);
-  return text;
-}
-
 } // namespace thunder::codegen

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
-#include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Target/Common/KernelCode.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -25,7 +25,9 @@ using namespace mlir::thunder;
 
 namespace thunder::gpu {
 
+using codegen::DeferredCode;
 using codegen::doubleLiteral;
+using codegen::Loop;
 
 /// The shared vocabulary's expression of an elementwise op over operands
 /// named a, b, c.
@@ -89,14 +91,16 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
     vars.push_back(*v);
   }
   codegen::Statements scalar = body.takeElement();
-  std::string scalarCode = body.print(scalar);
-  // Stores to `out` at [i] (the tail) or to `y` at [j] (the vector loop).
-  auto stores = [&](llvm::StringRef to, llvm::StringRef at) {
-    std::string text;
+  // The per-element code: the multi-index `indexCode` (when needed), the
+  // statements, and stores to `out` at [i] (the tail) or to `y` at [j] (the
+  // vector loop).
+  auto element = [&](const std::string &indexCode, llvm::StringRef to,
+                     const codegen::IndexExpr &at) {
+    DeferredCode code;
+    code << indexCode << scalar;
     for (auto [k, v] : llvm::enumerate(roots))
-      text += "      " + to.str() + std::to_string(k) + "[" + at.str() + "] = st<" + elem(v) +
-              ">(" + vars[k] + ");\n";
-    return text;
+      code << codegen::Store{to.str() + std::to_string(k), at, vars[k], elem(v)};
+    return code;
   };
   // The multi-index of `i`, when some value is read out of loop order.
   std::string indexCode;
@@ -160,37 +164,45 @@ LogicalResult GpuEmitter::emitPointwise(const std::string &kernel, ArrayRef<Oper
   if (vectorize) {
     // The vector body: the scalar one at i = v * V + j, with the inputs read
     // in loop order taken from the vectors just loaded.
-    std::string vectorCode = body.print(scalar, [&](const codegen::Load &l) {
+    auto vectorSpelling = [&](const codegen::Load &l) {
       for (int k : read)
         if (l.value == leaves[k])
           return "x" + std::to_string(k) + "[j]";
       return std::string();
-    });
+    };
     device << "  constexpr int V = " << vec << ";\n  int64_t done = 0;\n  if (true";
     for (int k : read)
       device << " && aligned<V>(in" << k << ")";
     for (size_t k = 0; k < roots.size(); ++k)
       device << " && aligned<V>(out" << k << ")";
-    device << ") {\n    const int64_t nv = n / V;\n"
-           << "    for (int64_t v = t; v < nv; v += stride) {\n";
+    device << ") {\n    const int64_t nv = n / V;\n";
+    DeferredCode vectors;
     for (int k : read)
-      device << "      " << elem(leaves[k]) << " x" << k << "[V];\n      load_vec<V>(in" << k
-             << " + v * V, x" << k << ");\n";
+      vectors << "      " << elem(leaves[k]) << " x" << k << "[V];\n      load_vec<V>(in" << k
+              << " + v * V, x" << k << ");\n";
     for (auto [k, v] : llvm::enumerate(roots))
-      device << "      " << elem(v) << " y" << k << "[V];\n";
-    device << "#pragma unroll\n      for (int j = 0; j < V; ++j) {\n"
-           << "      const int64_t i = v * V + j;\n      (void)i;\n"
-           << indexCode << vectorCode << stores("y", "j") << "      }\n";
+      vectors << "      " << elem(v) << " y" << k << "[V];\n";
+    vectors << Loop(Loop::Kind::Unrolled, "j", "0", "V")
+                   .ofType("int")
+                   .at("      ")
+                   .around(element("      const int64_t i = v * V + j;\n      (void)i;\n" +
+                                       indexCode,
+                                   "y", codegen::IndexExpr::var("j")));
     for (size_t k = 0; k < roots.size(); ++k)
-      device << "      store_vec<V>(out" << k << " + v * V, y" << k << ");\n";
-    device << "    }\n    done = nv * V;\n  }\n"
-           << "  // The tail (everything, when a pointer is not aligned for vectors).\n"
-           << "  for (int64_t i = done + t; i < n; i += stride) {\n"
-           << indexCode << scalarCode << stores("out", "i") << "  }\n}\n\n";
-  } else {
-    device << "  for (int64_t i = t; i < n; i += stride) {\n"
-           << indexCode << scalarCode << stores("out", "i") << "  }\n}\n\n";
+      vectors << "      store_vec<V>(out" << k << " + v * V, y" << k << ");\n";
+    DeferredCode vectorLoop;
+    vectorLoop << Loop(Loop::Kind::GridStride, "v", "t", "nv").by("stride").around(
+        std::move(vectors));
+    device << vectorLoop.print(body, vectorSpelling);
+    device << "    done = nv * V;\n  }\n"
+           << "  // The tail (everything, when a pointer is not aligned for vectors).\n";
   }
+  DeferredCode tail;
+  tail << Loop(Loop::Kind::GridStride, "i", vectorize ? "done + t" : "t", "n")
+              .by("stride")
+              .at("  ")
+              .around(element(indexCode, "out", index.flat));
+  device << tail.print(body) << "}\n\n";
 
   host << "    {\n      const int64_t n = " << numelExpr(out) << ";\n"
        << "      if (n > 0)\n        " << kernel << dialect.syntax.launchOpen << "grid_for(";
@@ -320,7 +332,13 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
     row.indent = "    ";
     return row;
   };
-  codegen::DeferredCode os;
+  // A pass over the row, its threads each from their own element.
+  auto blockStride = [](DeferredCode code) {
+    return Loop(Loop::Kind::BlockStride, "inner_j", "threadIdx.x", "inner")
+        .by("blockDim.x")
+        .around(std::move(code));
+  };
+  DeferredCode os;
   for (auto [k, reduction] : llvm::enumerate(reductions)) {
     FailureOr<std::string> v = body.emit(reduction->getOperand(0), full);
     if (failed(v))
@@ -333,12 +351,13 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
                        : isa<MinOp>(reduction) ? "Reduce::Min"
                                                : "Reduce::Sum";
     std::string a = "a" + std::to_string(k), acc = "acc" + std::to_string(k);
+    DeferredCode pass;
+    pass << std::move(element) << "      " << a << " = reduce_op<" << kind << ">(" << a
+         << ", static_cast<" << A << ">(" << *v << "));\n";
     os << "    // Pass " << k << ": " << reduction->getName().stripDialect() << ".\n"
        << rowCode() << "    " << A << " " << a << " = reduce_init<" << kind << ", "
        << A << ">();\n"
-       << "    for (int64_t inner_j = threadIdx.x; inner_j < inner; inner_j += blockDim.x) {\n"
-       << element << "      " << a << " = reduce_op<" << kind << ">(" << a << ", static_cast<"
-       << A << ">(" << *v << "));\n    }\n"
+       << blockStride(std::move(pass))
        << "    " << a << " = block_reduce<" << kind << ">(" << a << ", reinterpret_cast<" << A
        << " *>(scratch));\n"
        << "    const " << C << " " << acc << " = static_cast<" << C << ">("
@@ -347,7 +366,7 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
   }
   // Results: per-row values once per row (by thread 0), full rows in one
   // more pass.
-  std::string fullStores;
+  SmallVector<codegen::Store> fullStores;
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
     std::string store = "out" + std::to_string(i);
     std::string S = elem(fusion.getResult(i));
@@ -355,21 +374,20 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
       FailureOr<std::string> v = body.emit(value, full);
       if (failed(v))
         return failure();
-      fullStores += "      " + store + "[prow * inner + inner_j] = st<" + S + ">(" + *v + ");\n";
+      fullStores.push_back({store, rowFlatIndex, *v, S});
       continue;
     }
     FailureOr<std::string> v = body.emit(value, rowIndex(value));
     if (failed(v))
       return failure();
-    os << rowCode() << "    if (threadIdx.x == 0)\n      " << store
-       << "[prow] = st<" << S << ">(" << *v << ");\n";
+    os << rowCode() << "    if (threadIdx.x == 0)\n" << codegen::Store{store, prow, *v, S};
   }
   if (!fullStores.empty()) {
-    codegen::Statements element = body.takeElement();
-    os << "    // The full rows.\n"
-       << rowCode()
-       << "    for (int64_t inner_j = threadIdx.x; inner_j < inner; inner_j += blockDim.x) {\n"
-       << element << fullStores << "    }\n";
+    DeferredCode element;
+    element << body.takeElement();
+    for (codegen::Store &store : fullStores)
+      element << std::move(store);
+    os << "    // The full rows.\n" << rowCode() << blockStride(std::move(element));
   }
 
   // The inputs read more than once share the row cache, one 16-byte aligned
@@ -405,7 +423,12 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
   // The first read of an input at the row's flat position fills the cache,
   // the later ones read it.
   SmallVector<unsigned> seen(block.getNumArguments(), 0);
-  std::string code = os.print(body, [&](const codegen::Load &l) {
+  DeferredCode rows;
+  rows << Loop(Loop::Kind::GridStride, "prow", "blockIdx.x", "rows")
+              .by("gridDim.x")
+              .at("  ")
+              .around(std::move(os));
+  std::string code = rows.print(body, [&](const codegen::Load &l) {
     if (!atRowFlat(l))
       return std::string();
     unsigned n = cast<BlockArgument>(l.value).getArgNumber();
@@ -437,8 +460,7 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
            << "  // reads back only the elements it wrote (no __syncthreads needed).\n"
            << "  unsigned char *row_cache = dynamic_smem<unsigned char>();\n"
            << cacheArrays;
-  device << "  for (int64_t prow = blockIdx.x; prow < rows; prow += gridDim.x) {\n"
-         << code << "  }\n}\n\n";
+  device << code << "}\n\n";
 
   auto product = [](ArrayRef<std::string> dims) {
     std::string p = "int64_t(1)";

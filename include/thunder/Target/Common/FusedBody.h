@@ -2,9 +2,9 @@
 //
 // DESIGN.md decision 7: the backends that emit C-family source (CPU C++,
 // CUDA, HIP) share this generator for the body of pointwise, reduction and
-// epilogue kernels. Each backend writes the loops (OpenMP, a grid-stride
-// loop, a block per row) and asks here for the statements that compute a
-// region value at an index; views (broadcast, expand, transpose, slice,
+// epilogue kernels. Each backend builds the loops (KernelCode.h: OpenMP, a
+// grid-stride loop, a block per row) and asks here for the statements that
+// compute a region value at an index; views (broadcast, expand, transpose, slice,
 // reshape) become index arithmetic (IndexExpr.h), so a fused kernel reads
 // each input where it lies and writes nothing in between. The statements
 // are kept as structure (each load with its index tree) until a backend
@@ -173,28 +173,6 @@ private:
   std::unordered_map<Key, std::string, KeyHash> rowMemo, elementMemo;
   Statements rowCode, elementCode;
   unsigned counter = 0;
-};
-
-/// Kernel source whose statements stay structure until the whole kernel is
-/// written, so that how a load is spelled can depend on every other load
-/// (the CUDA row cache keeps an input read by several passes in shared
-/// memory). Text and statements are appended with `<<`.
-class DeferredCode {
-public:
-  DeferredCode &operator<<(llvm::StringRef text);
-  DeferredCode &operator<<(const char *text) { return *this << llvm::StringRef(text); }
-  DeferredCode &operator<<(const std::string &text) { return *this << llvm::StringRef(text); }
-  DeferredCode &operator<<(size_t n) { return *this << std::to_string(n); }
-  DeferredCode &operator<<(Statements statements);
-
-  /// Every load of the statements, in the order they are printed.
-  llvm::SmallVector<const Load *> loads() const;
-  /// The source, loads spelled as BodyEmitter::print spells them.
-  std::string print(const BodyEmitter &body, const LoadSpelling &spelling) const;
-
-private:
-  /// Text, then statements, per piece.
-  std::vector<std::pair<std::string, Statements>> pieces;
 };
 
 } // namespace thunder::codegen

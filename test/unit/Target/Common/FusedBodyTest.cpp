@@ -1,6 +1,6 @@
 // Unit tests for the structure thunder/Target/Common/FusedBody.h keeps until a backend prints
 // it: statements with their loads, the questions asked of them, and DeferredCode's order.
-#include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Target/Common/KernelCode.h"
 
 #include <gtest/gtest.h>
 
