@@ -537,6 +537,35 @@ def test_matmul_bmm_linear(dtype, cache_dir):
     run_family("matmul", matmul, dtype, cache_dir)
 
 
+class _EmptyInnerDim(torch.nn.Module):
+    """GEMMs whose inner dimension is 0: an empty sum, so zeros (plus the bias)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(5, 0))
+        self.b = torch.nn.Parameter(make((5,), torch.float32, seed=3))
+
+    def forward(self, a, b, x):
+        return (a @ b, F.linear(x, self.w, self.b),
+                torch.bmm(a.unsqueeze(0).expand(2, 3, 0), b.unsqueeze(0).expand(2, 0, 4)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+def test_matmul_with_an_empty_inner_dim(dtype, cache_dir):
+    """[m, 0] @ [0, n] is zeros. oneDNN and OpenBLAS refuse lda = 0 and write nothing,
+    which returned whatever the arena held (values up to 1e33, run to run)."""
+    model = _EmptyInnerDim().to(dtype).eval()
+    inputs = (torch.randn(3, 0, dtype=dtype), torch.randn(0, 4, dtype=dtype),
+              torch.randn(2, 0, dtype=dtype))
+    compiled = thunder.compile(model, inputs, dynamic=False, cache_dir=cache_dir,
+                               progress=False, name=f"empty_k_{dtype_key(dtype)}")
+    with torch.no_grad():
+        expected = model(*inputs)
+    for _ in range(2):
+        for got, want in zip(compiled(*inputs), expected):
+            assert torch.equal(got, want), (got, want)
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
 def test_conv(dtype, cache_dir):
     run_family("conv", conv, dtype, cache_dir)

@@ -422,6 +422,13 @@ inline void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda,
                  const T *b, i64 ldb, T *out, i64 ldc) {
   if (m <= 0 || n <= 0)
     return;
+  if (k <= 0) {
+    // An empty sum: zeros. The libraries refuse lda = 0 and leave `out` as it
+    // was, which would hand back whatever the arena held.
+    for (i64 r = 0; r < m; ++r)
+      std::fill(out + r * ldc, out + r * ldc + n, T(0));
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     // oneDNN's SGEMM measured 1.05x to 4x faster than OpenBLAS's on the zoo's
     // shapes (docs/performance.md); it threads through OpenMP itself.
