@@ -75,7 +75,7 @@ LogicalResult Compiler::lower(ModuleOp module, std::optional<Phase> to) {
 FailureOr<EmittedSources> Compiler::emit(ModuleOp module) {
   if (failed(lower(module, target->emitsFrom())))
     return failure();
-  return target->emit(module, opts.targetOptions);
+  return emitSources(*target, module, opts.targetOptions);
 }
 
 /// Writes `file` into `dir`, creating parent directories; the stream (the
@@ -90,9 +90,7 @@ static LogicalResult writeFile(Location loc, llvm::StringRef dir,
   llvm::raw_fd_ostream os(p, ec);
   if (ec)
     return emitError(loc) << "cannot write " << p << ": " << ec.message();
-  os << file.contents;
-  if (file.stream)
-    file.stream->write(os);
+  file.write(os);
   os.close();
   if (os.has_error())
     return emitError(loc) << "cannot write " << p << ": " << os.error().message();
@@ -130,14 +128,14 @@ static std::string modelHeader(ModuleOp module, llvm::StringRef name) {
 }
 
 FailureOr<CompileResult> Compiler::compile(ModuleOp module, llvm::StringRef outputDir) {
+  double before = pipelineTime;
   if (isIRPhase(opts.compileTo)) {
     if (failed(lower(module)))
       return failure();
     CompileResult result;
-    result.pipelineSeconds = pipelineTime;
+    result.pipelineSeconds = pipelineTime - before;
     return result;
   }
-  double before = pipelineTime;
   FailureOr<EmittedSources> sources = emit(module);
   if (failed(sources))
     return failure();

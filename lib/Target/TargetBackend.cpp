@@ -26,6 +26,12 @@ bool isValidModelName(llvm::StringRef name) {
 }
 TargetBackend::~TargetBackend() = default;
 
+void SourceFile::write(llvm::raw_ostream &os) const {
+  os << contents;
+  if (stream)
+    stream->write(os);
+}
+
 static void addSetPhase(OpPassManager &pm, Phase phase) {
   mlir::thunder::ThunderSetPhaseOptions options;
   options.phase = phaseName(phase).str();
@@ -98,12 +104,10 @@ private:
 
 void printSources(const EmittedSources &sources, llvm::raw_ostream &os) {
   for (const SourceFile &file : sources.files) {
-    uint64_t bytes = file.contents.size() + (file.stream ? file.stream->size() : 0);
     os << "// ===== " << file.path;
     if (!file.binary) {
-      os << " =====\n" << file.contents;
-      if (file.stream)
-        file.stream->write(os);
+      os << " =====\n";
+      file.write(os);
       if (!file.contents.empty() && file.contents.back() != '\n')
         os << "\n";
       continue;
@@ -112,10 +116,8 @@ void printSources(const EmittedSources &sources, llvm::raw_ostream &os) {
     // bytes, hashed as they stream by (a model's weights are never whole in
     // memory here).
     HashingStream hash;
-    hash << file.contents;
-    if (file.stream)
-      file.stream->write(hash);
-    os << " (" << bytes << " bytes, sha256 " << hash.hexDigest().substr(0, 16)
+    file.write(hash);
+    os << " (" << file.size() << " bytes, sha256 " << hash.hexDigest().substr(0, 16)
        << ") =====\n";
   }
 }

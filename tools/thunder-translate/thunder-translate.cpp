@@ -58,9 +58,7 @@ static mlir::LogicalResult print(mlir::ModuleOp module,
       names.push_back(file.path);
       continue;
     }
-    os << file.contents;
-    if (file.stream)
-      file.stream->write(os);
+    file.write(os);
     return mlir::success();
   }
   return module.emitError("--file: no generated file is named '")

@@ -78,10 +78,6 @@ public:
   mlir::FailureOr<CompileResult> compile(mlir::ModuleOp module,
                                          llvm::StringRef outputDir);
 
-  /// Seconds spent in lower() and in code generation plus the toolchain, over
-  /// this compiler's life.
-  double pipelineSeconds() const { return pipelineTime; }
-
 private:
   Compiler(CompilerOptions options, std::unique_ptr<TargetBackend> backend)
       : opts(std::move(options)), target(std::move(backend)) {}
@@ -92,6 +88,7 @@ private:
 
   CompilerOptions opts;
   std::shared_ptr<TargetBackend> target;
+  /// Seconds in lower() so far (CompileResult reports each compile's share).
   double pipelineTime = 0;
 };
 

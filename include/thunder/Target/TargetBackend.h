@@ -88,6 +88,11 @@ struct SourceFile {
   std::shared_ptr<const ByteStream> stream;
   /// True for files a reader does not read as text (weights).
   bool binary = false;
+
+  /// The file's bytes: `contents`, then the stream's.
+  void write(llvm::raw_ostream &os) const;
+  /// How many bytes write() writes.
+  uint64_t size() const { return contents.size() + (stream ? stream->size() : 0); }
 };
 
 /// What the backend emitted for a module.
