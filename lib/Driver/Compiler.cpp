@@ -38,6 +38,11 @@ llvm::Expected<Compiler> Compiler::create(CompilerOptions options) {
   if (options.startFrom && *options.startFrom > options.compileTo)
     return error("cannot compile from phase '" + phaseName(*options.startFrom) +
                  "' to the earlier phase '" + phaseName(options.compileTo) + "'");
+  if (isIRPhase(options.compileTo) && options.compileTo > backend->emitsFrom())
+    return error("the " + backend->name() + " target emits code from phase '" +
+                 phaseName(backend->emitsFrom()) + "'; it has no phase '" +
+                 phaseName(options.compileTo) + "' (compile to a phase up to '" +
+                 phaseName(backend->emitsFrom()) + "', source or library)");
   applyTargetDefaults(*backend, options.targetOptions);
   if (llvm::Error invalid = backend->validateOptions(options.targetOptions))
     return std::move(invalid);

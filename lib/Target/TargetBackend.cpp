@@ -32,7 +32,7 @@ void SourceFile::write(llvm::raw_ostream &os) const {
     stream->write(os);
 }
 
-static void addSetPhase(OpPassManager &pm, Phase phase) {
+void addSetPhase(OpPassManager &pm, Phase phase) {
   mlir::thunder::ThunderSetPhaseOptions options;
   options.phase = phaseName(phase).str();
   pm.addPass(mlir::thunder::createThunderSetPhase(options));

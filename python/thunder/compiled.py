@@ -419,6 +419,8 @@ class CompiledModule:
             return self._dynamic_shapes, None
         if self._dynamic is False or isinstance(self._model, ExportedProgram):
             return None, None
+        if self._target == "tpu" and self._dynamic is None:
+            return None, None  # XLA compiles for shapes: the tpu target is static by default
         tensors = [value for value in flat if isinstance(value, torch.Tensor)]
         marked: dict[int, set[int]] = {}  # id(tensor) -> dims
         if self._dynamic is True:
@@ -635,6 +637,10 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     target="cuda": the library holds GPU code for every architecture in cuda_arch
     (sm_80 = A100, sm_90a = H100/H200); the model (on the CPU or the GPU) is called with
     CUDA tensors and runs on torch.cuda.current_stream().
+
+    target="tpu": the program in StableHLO, compiled by XLA when the library loads and run
+    through the PJRT plugin named by $THUNDER_PJRT_PLUGIN (default: libtpu's), with host
+    tensors in and out. Static shapes: dynamic defaults to False (docs/tpu.md).
 
     Raises thunder.UnsupportedModelError (capture), thunder.ImportError (unsupported ops,
     all at once, with source lines) and thunder.CompileError (the toolchain's output).

@@ -6,8 +6,10 @@ compiles every zoo model for CUDA in float32 and bfloat16: one library each with
 batch (run at batch 1 and 8: the run-time arena, composite norms and softmax), and
 libraries of static shapes (bfloat16 at batch 1 and 8, float32 at batch 8: decomposed and
 fused norms and softmax, a planned arena with the library workspaces in it, what
-`thunder-compile` makes of a static export); a fused pointwise kernel and a GEMM for the
-microbenchmarks. It writes them to --out, the libraries packed in libraries.tar.xz (xz
+`thunder-compile` makes of a static export); every model for the tpu target in float32
+at batch 8 (StableHLO that the GPU side runs through XLA's CUDA PJRT plugin, the
+jax-cuda13-pjrt package of the GPU machine's image); a fused pointwise kernel and a GEMM
+for the microbenchmarks. It writes them to --out, the libraries packed in libraries.tar.xz (xz
 at preset 9 keeps one copy of the weights the libraries of a model share), with the
 runtime library, the reference inputs, each model's state_dict checksum and the GPU-side
 scripts. The GPU machine has no MLIR and a Python that cannot import thunder._C: it runs
@@ -65,6 +67,9 @@ GPU_SIDE_FILES = ["models.py", "thunder_ctypes.py", "gpucheck.py", "run.sh"]
 #: The static-shape libraries of every model: (dtype, batch).
 STATIC = (("bfloat16", 1), ("bfloat16", 8), ("float32", 8))
 
+#: The batch of the tpu-target libraries (run through XLA's CUDA PJRT plugin).
+PJRT_BATCH = 8
+
 #: The archive the libraries travel in (gpucheck.unpack opens it there).
 ARCHIVE = "libraries.tar.xz"
 
@@ -95,6 +100,28 @@ def _compile_model(build_dir: str, out: str, name: str, dtype: str, cuda_arch: s
     return {"model": name, "dtype": dtype, "batch": batch,
             "library": os.path.relpath(result["library"], out),
             "checksum": models.checksum(model), "fp32_checksum": models.checksum(reference),
+            "seconds": round(time.monotonic() - start, 1)}
+
+
+def _compile_pjrt(build_dir: str, out: str, name: str) -> dict:
+    """Compiles one model for the tpu target (in a worker process): float32, static batch
+    8, run on the GPU machine through XLA's CUDA PJRT plugin."""
+    sys.path.insert(0, str(pathlib.Path(build_dir) / "python"))
+    sys.path.insert(0, str(REPO / "test" / "python"))
+    sys.path.insert(0, str(HERE))
+    import thunder
+    import models
+
+    start = time.monotonic()
+    model, inputs = models.build(name, batch=PJRT_BATCH)
+    program = thunder.export(model, inputs)
+    artifact = f"{name}_tpu_b{PJRT_BATCH}"
+    directory = pathlib.Path(out) / "models" / artifact
+    result = program.module.compile(str(directory), target="tpu", name=artifact)
+    pathlib.Path(result["header"]).unlink()
+    return {"model": name, "dtype": "float32", "batch": PJRT_BATCH,
+            "library": os.path.relpath(result["library"], out),
+            "checksum": models.checksum(model),
             "seconds": round(time.monotonic() - start, 1)}
 
 
@@ -130,7 +157,7 @@ def _size_mib(path: pathlib.Path) -> float:
 
 def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
                 dtypes: list[str], cuda_arch: str, jobs: int, max_mib: float,
-                micro: bool = True, static: bool = True) -> dict:
+                micro: bool = True, static: bool = True, pjrt: bool = True) -> dict:
     """Writes the bundle and returns its manifest."""
     sys.path.insert(0, str(REPO / "test" / "python"))
     sys.path.insert(0, str(HERE))
@@ -169,13 +196,21 @@ def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
         futures = [pool.submit(_compile_model, str(build_dir), str(out), name, dtype, cuda_arch,
                                batch)
                    for name in names for dtype, batch in variants]
+        pjrt_futures = [pool.submit(_compile_pjrt, str(build_dir), str(out), name)
+                        for name in names] if pjrt else []
         for future in futures:
             entry = future.result()
             shapes = f"static batch {entry['batch']}" if entry["batch"] else "dynamic batch"
             print(f"[bundle] {entry['model']} {entry['dtype']} ({shapes}): "
                   f"{entry['seconds']} s", flush=True)
             entries.append(entry)
-    manifest = {"models": entries, "batches": list(models.BATCHES), "cuda_arch": cuda_arch,
+        pjrt_entries = []
+        for future in pjrt_futures:
+            entry = future.result()
+            print(f"[bundle] {entry['model']} float32 (tpu target, batch {entry['batch']}): "
+                  f"{entry['seconds']} s", flush=True)
+            pjrt_entries.append(entry)
+    manifest = {"models": entries, "pjrt": pjrt_entries, "batches": list(models.BATCHES), "cuda_arch": cuda_arch,
                 "torch_here": torch.__version__,
                 "inputs_checksums": {k: models.inputs_checksum(v) for k, v in inputs.items()}}
     if micro:

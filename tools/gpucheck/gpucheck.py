@@ -10,7 +10,9 @@ the GPU (TF32 off for float32) after the first run, after a CUDA graph replay an
 tensors (the staging path), and times eager, Thunder, torch.compile (default, then
 max-autotune-no-cudagraphs) and AOTInductor with CUDA events (median of many runs). Then
 the fused pointwise kernel against a device-to-device copy (256 MB and 1 GB) and the GEMM
-against torch.matmul (cuBLAS), each timed over back-to-back calls. Prints one markdown
+against torch.matmul (cuBLAS), each timed over back-to-back calls. The tpu-target
+libraries (StableHLO) run through the same runtime on XLA's CUDA PJRT plugin (the image's
+jax-cuda13-pjrt) with host tensors, against eager on the GPU. Prints one markdown
 report and writes it to $OUT/gpucheck.md when OUT is set.
 
 Nothing here has run on a GPU before, so the run is built to say as much as it can:
@@ -194,6 +196,7 @@ class Report:
         self.title = title
         self.rows = {}    # (model, dtype, batch) -> dict of columns
         self.micro = []   # (what, Thunder, reference, ratio)
+        self.pjrt = []    # (model, check, thunder ms, eager ms) of the tpu target
         self.notes = []
         self.lock = threading.Lock()
 
@@ -227,6 +230,12 @@ class Report:
             lines.append(f"- {dtype} batch {batch}, {kind}: geomean speedup over eager "
                          f"{geomean:.2f}x over {len(values)} models; slowest {slowest[1]} "
                          f"{slowest[0]:.2f}x")
+        if self.pjrt:
+            lines += ["", "The tpu target (StableHLO) through XLA's CUDA PJRT plugin, float32, "
+                      "host tensors in and out (the transfers are in Thunder's time):", "",
+                      "| model | batch | check | eager (GPU) | thunder via PJRT |",
+                      "|---|---|---|---|---|"]
+            lines += [f"| {m} | {b} | {c} | {fmt(e)} | {fmt(t)} |" for m, b, c, t, e in self.pjrt]
         lines += ["", "| microbenchmark | Thunder | reference | ratio |", "|---|---|---|---|"]
         lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in self.micro]
         if self.notes:
@@ -248,7 +257,8 @@ class Report:
         def bad(check: str) -> bool:
             return not check.startswith("ok") or "FAILED" in check
         return [k for k, r in self.rows.items()
-                if bad(str(r.get("check", ""))) or bad(str(r.get("static check", "ok")))]
+                if bad(str(r.get("check", ""))) or bad(str(r.get("static check", "ok")))] + \
+            [(m, "float32", b) for m, b, c, _, _ in self.pjrt if bad(str(c))]
 
 
 def main(argv=None) -> int:
@@ -362,6 +372,52 @@ def main(argv=None) -> int:
                 except ContextLost as lost:
                     return context_lost(f"{name} {dtype} b{batch} ({column})", lost)
             report.write()
+
+    # 1b. The tpu target through XLA's CUDA PJRT plugin (the same runtime, host tensors).
+    def cuda_pjrt_plugin():
+        """xla_cuda_plugin.so as the image's jax-cuda13-pjrt installs it; None without."""
+        try:
+            import jax_plugins.xla_cuda13 as package
+        except ImportError:
+            return None
+        path = pathlib.Path(package.__file__).parent / "xla_cuda_plugin.so"
+        return path if path.exists() else None
+
+    pjrt_entries = [e for e in manifest.get("pjrt", [])
+                    if args.models is None or e["model"] in args.models]
+    plugin = cuda_pjrt_plugin() if pjrt_entries else None
+    if pjrt_entries and plugin is None:
+        report.note("the tpu-target libraries did not run: no jax_plugins.xla_cuda13 "
+                    "(jax-cuda13-pjrt) on this machine")
+    for entry in pjrt_entries if plugin else []:
+        name, batch = entry["model"], entry["batch"]
+        row = [name, batch, "-", None, None]
+        report.pjrt.append(row)
+        os.environ["THUNDER_PJRT_PLUGIN"] = str(plugin)  # read when a model is loaded
+        try:
+            model = eager_models.get((name, "float32"))
+            if model is None:
+                raise RuntimeError("no eager model to compare with (see its row above)")
+            x = inputs_for(name, batch, "float32")
+            host = [t.cpu() for t in x]
+            compiled = thunder_ctypes.Model(runtime, str(bundle / entry["library"]))
+            try:
+                with torch.inference_mode():
+                    expected = models.flat_outputs(model(*x))
+                    actual = compiled(*host)
+                    ok, detail = compare([a.to(device) for a in actual], expected, "float32")
+                    row[2] = ("ok" if ok else "MISMATCH") + f" ({detail})"
+                    row[3] = time_ms(lambda: compiled(*host))
+                    row[4] = time_ms(lambda: model(*x))
+            finally:
+                compiled.close()
+        except Exception as error:  # noqa: BLE001
+            row[2] = f"FAILED: {type(error).__name__}: {error}"
+            traceback.print_exc()
+        finally:
+            os.environ.pop("THUNDER_PJRT_PLUGIN", None)
+        log(f"{name} tpu target via PJRT b{batch}: {row[2]}")
+        report.write()
 
     # 2. Microbenchmarks: fused pointwise bandwidth, GEMM against cuBLAS; each timed over
     # 20 back-to-back calls (the kernels alone, not the host's call overhead).

@@ -2,6 +2,8 @@
 //
 // thunder-compile model.pt2 --target=cpu -o out/       (libmodel.so, model.h)
 // thunder-compile model.pt2 --target=cuda [--arch=sm_80,sm_90a] -o out/
+// thunder-compile model.pt2 --target=tpu -o out/         (StableHLO, run through PJRT)
+// thunder-compile model.pt2 --target=tpu --compile-to=stablehlo [-o model.mlir]
 // thunder-compile model.pt2 --compile-to=<phase> [-o <file or dir>]
 // thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
@@ -27,6 +29,7 @@
 #include "thunder/Import/Pt2Archive.h"
 #include "thunder/Dialect/Thunder/Transforms/Reports.h"
 #include "thunder/Pipelines/Pipelines.h"
+#include "thunder/Target/TPU/TPUBackend.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -55,7 +58,8 @@ static cl::opt<std::string> compileTo(
     cl::desc("Stop after this phase: import (the program as imported), graph "
              "(after the graph pipeline), fusion (ops grouped into kernels), "
              "plan (kernels scheduled, memory planned), source (the generated "
-             "sources) or library (the default: the linked shared library)"),
+             "sources) or library (the default: the linked shared library); for "
+             "--target=tpu also stablehlo (the program XLA compiles, as text)"),
     cl::value_desc("phase"), cl::init("library"), cl::cat(category));
 static cl::opt<std::string> startFrom(
     "start-from",
@@ -163,7 +167,13 @@ int main(int argc, char **argv) {
   }
   if (inputPath.empty())
     return fail("no input: give a .pt2 file written by torch.export.save");
-  std::optional<thunder::Phase> phase = thunder::parsePhase(compileTo);
+  // --compile-to=stablehlo: the tpu target's program alone, one file of its sources.
+  bool programOnly = compileTo == "stablehlo";
+  if (programOnly && target != "tpu")
+    return fail("--compile-to=stablehlo writes the tpu target's program; give "
+                "--target=tpu (the " + target + " target has no StableHLO)");
+  std::optional<thunder::Phase> phase =
+      programOnly ? std::optional(thunder::Phase::Source) : thunder::parsePhase(compileTo);
   if (!phase)
     return fail("unknown phase '" + compileTo + "' for --compile-to; the phases are: " +
                 thunder::phaseNames());
@@ -248,6 +258,28 @@ int main(int argc, char **argv) {
   for (const std::string &report : reports)
     outs() << (report == "fusion" ? thunder::formatFusionReport(*module)
                                   : thunder::formatMemoryReport(*module));
+
+  if (programOnly) {
+    auto sources = compiler->emit(*module);
+    if (mlir::failed(sources))
+      return fail(inputPath + ": code generation failed (errors above)");
+    std::string file = thunder::stablehloProgramFile(options.targetOptions.modelName);
+    auto program = llvm::find_if(sources->files, [&](const thunder::SourceFile &f) {
+      return f.path == file;
+    });
+    if (program == sources->files.end())
+      return fail("the tpu target emitted no " + file);
+    std::string errorMessage;
+    auto output = mlir::openOutputFile(
+        outputPath.empty() ? std::string("-") : outputPath.getValue(), &errorMessage);
+    if (!output)
+      return fail(errorMessage);
+    program->write(output->os());
+    if (output->os().has_error())
+      return fail("could not write " + outputPath);
+    output->keep();
+    return 0;
+  }
 
   // The sources without -o: printed as thunder-translate prints them.
   if (*phase == thunder::Phase::Source && (outputPath.empty() || outputPath == "-")) {

@@ -195,6 +195,10 @@ std::string targetBackendDescription(llvm::StringRef name);
 /// import) to `to` (default: the phase it emits from).
 void registerTargetPipelines();
 
+/// Adds thunder-set-phase recording `phase`: the last pass of each phase a
+/// backend's buildPipeline runs.
+void addSetPhase(mlir::OpPassManager &pm, Phase phase);
+
 /// Fills what `options` leaves to `backend` (the architectures).
 void applyTargetDefaults(const TargetBackend &backend, TargetOptions &options);
 

@@ -46,16 +46,24 @@ FailureOr<uint64_t> appendConstant(Operation *constant, uint64_t alignment,
                                    llvm::StringRef fallbackName, WeightsBlob &blob,
                                    std::vector<WeightEntry> &entries) {
   auto op = cast<mlir::thunder::ConstantOp>(constant);
-  auto type = cast<RankedTensorType>(op.getType());
+  return appendElements(op.getValue(), op.getLoc(), alignment, fallbackName, blob, entries);
+}
+
+FailureOr<uint64_t> appendElements(Attribute value, Location loc, uint64_t alignment,
+                                   llvm::StringRef fallbackName, WeightsBlob &blob,
+                                   std::vector<WeightEntry> &entries) {
+  auto typed = dyn_cast<TypedAttr>(value);
+  auto type = typed ? dyn_cast<RankedTensorType>(typed.getType()) : RankedTensorType();
+  if (!type)
+    return emitError(loc, "a constant without a ranked tensor type");
   Type element = type.getElementType();
-  Attribute value = op.getValue();
   ArrayRef<char> bytes;
   std::vector<char> converted;
   std::string entryName = fallbackName.str();
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     AsmResourceBlob *data = resource.getRawHandle().getBlob();
     if (!data)
-      return op.emitError("weight '")
+      return emitError(loc, "weight '")
              << resource.getRawHandle().getKey()
              << "' has no data (was its IR printed with elided weights?)";
     bytes = data->getData();
@@ -70,11 +78,11 @@ FailureOr<uint64_t> appendConstant(Operation *constant, uint64_t alignment,
       bytes = dense.getRawData();
     }
   } else {
-    return op.emitError("unsupported constant attribute");
+    return emitError(loc, "unsupported constant attribute");
   }
   int64_t expected = type.getNumElements() * elementBytes(element);
   if (static_cast<int64_t>(bytes.size()) != expected)
-    return op.emitError("constant has ") << bytes.size() << " bytes, expected " << expected;
+    return emitError(loc, "constant has ") << bytes.size() << " bytes, expected " << expected;
   uint64_t offset = converted.empty() ? blob.appendView(bytes, alignment)
                                       : blob.appendCopy(std::move(converted), alignment);
   entries.push_back({entryName, safetensorsDtype(element),

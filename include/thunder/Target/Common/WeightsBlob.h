@@ -64,6 +64,13 @@ mlir::FailureOr<uint64_t> appendConstant(mlir::Operation *constant, uint64_t ali
                                          llvm::StringRef fallbackName, WeightsBlob &blob,
                                          std::vector<WeightEntry> &entries);
 
+/// The same for a constant's value (a DenseResourceElementsAttr or a
+/// DenseElementsAttr), diagnostics at `loc`: for a backend whose constants
+/// are no longer thunder.constant ops (the tpu target's program arguments).
+mlir::FailureOr<uint64_t> appendElements(mlir::Attribute value, mlir::Location loc,
+                                         uint64_t alignment, llvm::StringRef fallbackName,
+                                         WeightsBlob &blob, std::vector<WeightEntry> &entries);
+
 /// The start of a .safetensors file whose data is the blob: the 8-byte
 /// header length and the JSON header, padded so the data starts 64-byte
 /// aligned. `headerBytes` receives the JSON header's length.
