@@ -53,14 +53,16 @@ def numpy_dtype(element: ir.Type):
 
 
 def graph_ir(model: torch.nn.Module, inputs: tuple, tmp: pathlib.Path,
-             build_dir: pathlib.Path) -> str:
-    """The model's graph-phase IR with composites decomposed and weight bytes printed."""
+             build_dir: pathlib.Path, decompose: bool = True) -> str:
+    """The model's graph-phase IR with weight bytes printed, composites decomposed
+    unless `decompose` is false (then the conversion pass decomposes them)."""
     prog = thunder.export(model.eval(), inputs)
     pt2 = tmp / "model.pt2"
     torch.export.save(prog.exported_program, pt2)
     out = tmp / "model.graph.mlir"
     subprocess.run([str(build_dir / "bin" / "thunder-compile"), str(pt2), "--compile-to=graph",
-                    "--decompose-composites", "--print-weights", "-o", str(out)],
+                    "--print-weights", "-o", str(out)]
+                   + (["--decompose-composites"] if decompose else []),
                    check=True, capture_output=True, text=True)
     return out.read_text()
 
@@ -153,12 +155,22 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
 
 
 def check(model: torch.nn.Module, inputs: tuple, tmp: pathlib.Path, build_dir: pathlib.Path,
-          rtol: float, atol: float) -> Program:
-    program = Program(convert(graph_ir(model, inputs, tmp, build_dir), build_dir))
-    assert program.num_inputs == len(inputs)
-    outs = program.run(*[to_numpy(x) for x in inputs])
+          rtol: float, atol: float, decompose: bool = True, expect_op: str | None = None
+          ) -> Program:
+    graph = graph_ir(model, inputs, tmp, build_dir, decompose)
+    if expect_op:
+        assert f"= {expect_op} " in graph, f"the graph IR has no {expect_op}:\n{graph}"
+    program = Program(convert(graph, build_dir))
     with torch.no_grad():
         expected = model(*inputs)
+    compare(program, inputs, expected, rtol, atol)
+    return program
+
+
+def compare(program: Program, inputs: tuple, expected, rtol: float, atol: float) -> None:
+    """Runs `program` on `inputs` and compares its outputs with `expected` (a pytree)."""
+    assert program.num_inputs == len(inputs)
+    outs = program.run(*[to_numpy(x) for x in inputs])
     expected = [leaf for leaf in pytree.tree_leaves(expected) if isinstance(leaf, torch.Tensor)]
     assert len(outs) == len(expected)
     for got, want in zip(outs, expected):
@@ -410,3 +422,94 @@ def test_dynamic_shape_refused(tmp_path, build_dir):
     assert run.returncode != 0
     assert run.stderr.count("has a dynamic shape") == 2, run.stderr
     assert "2 ops cannot be converted" in run.stderr
+
+
+# --- Composites (decomposed by the conversion pass itself) ------------------------------
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def _batch_norm():
+    bn = torch.nn.BatchNorm2d(3)
+    bn.running_mean.copy_(_randn(3, seed=4))
+    bn.running_var.copy_(_positive(3, seed=5))
+    bn.weight.data.copy_(_randn(3, seed=6))
+    bn.bias.data.copy_(_randn(3, seed=7))
+    return bn.eval()
+
+
+COMPOSITES = {
+    "softmax": (torch.nn.Softmax(dim=-1), lambda: (_randn(3, 11) * 4,), "thunder.softmax"),
+    "log_softmax": (torch.nn.LogSoftmax(dim=1), lambda: (_randn(3, 11, 2),), "thunder.log_softmax"),
+    "layer_norm": (torch.nn.LayerNorm(13).eval(), lambda: (_randn(2, 5, 13),), "thunder.layer_norm"),
+    "batch_norm": (_batch_norm(), lambda: (_randn(2, 3, 5, 4),), "thunder.batch_norm"),
+    "sdpa": (Attention(), lambda: (_randn(2, 3, 7, 8), _randn(2, 3, 7, 8, seed=1),
+                                   _randn(2, 3, 7, 8, seed=2)), "thunder.sdpa"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_composites(name, tmp_path, build_dir):
+    model, make, op = COMPOSITES[name]
+    check(model, make(), tmp_path, build_dir, 1e-5, 1e-5, decompose=False, expect_op=op)
+
+
+# --- Ops the importer or the graph pipeline never leave behind, written as IR -----------
+
+def _module(args: str, body: str, result: str) -> str:
+    return f"""module attributes {{thunder.phase = "graph"}} {{
+  func.func @main({args}) -> {result} {{
+    {body}
+  }}
+}}"""
+
+
+DIRECT = {
+    "clamp": ("%x: tensor<5x6xf32>",
+              "%0 = thunder.clamp %x min = -0.5 max = 0.7 : tensor<5x6xf32>\n"
+              "    %1 = thunder.clamp %x max = 0.25 : tensor<5x6xf32>\n"
+              "    %2 = thunder.add %0, %1 : tensor<5x6xf32>\n    return %2 : tensor<5x6xf32>",
+              "tensor<5x6xf32>", lambda: (_randn(5, 6),),
+              lambda x: torch.clamp(x, -0.5, 0.7) + torch.clamp(x, max=0.25)),
+    "clamp_i64": ("%x: tensor<5x6xi64>",
+                  "%0 = thunder.clamp %x min = -3.0 max = 2.0 : tensor<5x6xi64>\n"
+                  "    return %0 : tensor<5x6xi64>",
+                  "tensor<5x6xi64>", lambda: (_randint(-9, 9, 5, 6),),
+                  lambda x: torch.clamp(x, -3, 2)),
+    "silu": ("%x: tensor<3x7xf32>",
+             "%0 = thunder.silu %x : tensor<3x7xf32>\n    return %0 : tensor<3x7xf32>",
+             "tensor<3x7xf32>", lambda: (_randn(3, 7) * 3,), torch.nn.functional.silu),
+    "silu_bf16": ("%x: tensor<3x7xbf16>",
+                  "%0 = thunder.silu %x : tensor<3x7xbf16>\n    return %0 : tensor<3x7xbf16>",
+                  "tensor<3x7xbf16>", lambda: (_randn(3, 7, dtype=torch.bfloat16) * 3,),
+                  torch.nn.functional.silu),
+    # torch.export decomposes nn.RMSNorm itself; the composite comes from other importers.
+    "rms_norm": ("%x: tensor<2x5x13xf32>, %g: tensor<13xf32>",
+                 "%0 = thunder.rms_norm %x weight %g normalized_rank = 1 epsilon = 1.0e-06"
+                 " : (tensor<2x5x13xf32>, tensor<13xf32>) -> tensor<2x5x13xf32>\n"
+                 "    return %0 : tensor<2x5x13xf32>",
+                 "tensor<2x5x13xf32>", lambda: (_randn(2, 5, 13), _randn(13, seed=1)),
+                 lambda x, g: torch.nn.functional.rms_norm(x, (13,), g, eps=1e-6)),
+    "expand": ("%x: tensor<1x4xf32>",
+               "%0 = thunder.expand %x : tensor<1x4xf32> -> tensor<2x3x4xf32>\n"
+               "    return %0 : tensor<2x3x4xf32>",
+               "tensor<2x3x4xf32>", lambda: (_randn(1, 4),), lambda x: x.expand(2, 3, 4)),
+    "literal_weight": ("%x: tensor<9x9xi32>",
+                       "%w = thunder.constant dense<" + str([[i * 9 + j for j in range(9)] for i in range(9)]) +
+                       "> : tensor<9x9xi32>\n    %0 = thunder.add %x, %w : tensor<9x9xi32>\n"
+                       "    return %0 : tensor<9x9xi32>",
+                       "tensor<9x9xi32>", lambda: (_randint(-9, 9, 9, 9, dtype=torch.int32),),
+                       lambda x: x + torch.arange(81, dtype=torch.int32).reshape(9, 9)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIRECT))
+def test_direct_ir(name, build_dir):
+    args, body, result, make, reference = DIRECT[name]
+    program = Program(convert(_module(args, body, result), build_dir))
+    inputs = make()
+    compare(program, inputs, reference(*inputs), 1e-2 if "bf16" in name else 1e-6, 1e-6)
+    if name == "literal_weight":
+        assert len(program.weights) == 1  # 81 elements > 64: a weight argument
