@@ -295,4 +295,18 @@ TEST_F(PjrtPlugin, NoPluginAndNoTpu) {
   EXPECT_TRUE(contains(message, "so libtpu was not loaded"));
 }
 
+TEST_F(PjrtPlugin, LibtpuWithoutTpuStaysOffTheNetwork) {
+  if (access("/dev/accel0", F_OK) == 0 || access("/dev/vfio/0", F_OK) == 0)
+    GTEST_SKIP() << "this machine may have a TPU";
+  // libtpu named by the user on a machine without a TPU would look for a cloud metadata
+  // server; the runtime tells it not to (as JAX does) before loading it.
+  unsetenv("TPU_SKIP_MDS_QUERY");
+  PluginEnv env(fakePlugin("tpu_fake"));
+  auto [status, message] = loadError(modelPath("pjrt_add_mul"));
+  EXPECT_EQ(status, THUNDER_ERROR_VERSION) << message; // the fake is too old, after the check
+  const char *skip = getenv("TPU_SKIP_MDS_QUERY");
+  EXPECT_STREQ(skip ? skip : "(unset)", "1");
+  unsetenv("TPU_SKIP_MDS_QUERY");
+}
+
 } // namespace
