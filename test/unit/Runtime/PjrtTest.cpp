@@ -146,6 +146,43 @@ TEST_F(PjrtCpu, TwoWeightsTwoOutputs) {
   thunder_model_free(model);
 }
 
+/// bfloat16 bits of a float that bfloat16 holds exactly.
+uint16_t bfloat16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+TEST_F(PjrtCpu, DTypes) {
+  // int32 weight, int64 and bfloat16 inputs, int64, float32 and bool outputs: each dtype's
+  // PJRT element type, both directions.
+  thunder_model *model = nullptr;
+  ASSERT_EQ(thunder_model_load(modelPath("pjrt_dtypes").c_str(), &model), THUNDER_OK)
+      << thunder_last_error();
+  const int32_t w[4] = {3, -1, 0, 7};
+  std::vector<int64_t> a = {5, -4, 9, (int64_t(1) << 40) + 3}, c(4, 0);
+  const float bValues[4] = {1.5f, -2.25f, 0.0f, 1024.0f};
+  std::vector<uint16_t> b(4);
+  for (int i = 0; i < 4; ++i)
+    b[i] = bfloat16Bits(bValues[i]);
+  std::vector<float> d(4, -1.0f);
+  std::vector<uint8_t> e(4, 7);
+  int64_t shape[] = {4};
+  thunder_tensor in[] = {{a.data(), THUNDER_DTYPE_INT64, 1, shape},
+                         {b.data(), THUNDER_DTYPE_BFLOAT16, 1, shape}};
+  thunder_tensor out[] = {{c.data(), THUNDER_DTYPE_INT64, 1, shape},
+                          {d.data(), THUNDER_DTYPE_FLOAT32, 1, shape},
+                          {e.data(), THUNDER_DTYPE_BOOL, 1, shape}};
+  ASSERT_EQ(thunder_model_run(model, in, 2, out, 3, nullptr), THUNDER_OK)
+      << thunder_last_error();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(c[i], a[i] * w[i]) << "c element " << i;
+    EXPECT_EQ(d[i], bValues[i]) << "d element " << i;
+    EXPECT_EQ(e[i], a[i] < a[i] * w[i] ? 1 : 0) << "e element " << i;
+  }
+  thunder_model_free(model);
+}
+
 /// Writes the external variant's weights file: 16 bytes of padding, then w.
 void writeExternalWeights(size_t keepBytes = 16 + sizeof(kW)) {
   std::string path = std::string(THUNDER_TEST_MODELS_DIR) + "/pjrt_external/pjrt_external.weights";

@@ -8,6 +8,8 @@
  * Built several times with different definitions (test/unit/Runtime/CMakeLists.txt):
  *   PJRT_TEST_TWO_OUTPUTS   weights w float32 [2, 3] and v float32 [3, 2]; outputs
  *                           sum = w + x [2, 3] and prod = transpose(x) * v [3, 2]
+ *   PJRT_TEST_DTYPES        weight w int32 [4]; inputs a int64 [4], b bfloat16 [4]; outputs
+ *                           c = a * w (int64), d = b as float32, e = a < c (bool)
  *   PJRT_TEST_EXTERNAL      weights in the file PJRT_TEST_EXTERNAL beside the library (the
  *                           test writes it: 16 bytes of anything, then w's bytes)
  *   PJRT_TEST_MALFORMED     a program XLA cannot parse
@@ -25,15 +27,46 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static const int64_t s23[] = {2, 3};
+static const int64_t s23[] __attribute__((unused)) = {2, 3};
 static const int64_t s32[] __attribute__((unused)) = {3, 2};
 static const char *const no_symbols[] = {"", ""};
 
+#ifdef PJRT_TEST_DTYPES
+static const int64_t s4[] = {4};
+static const thunder_tensor_desc inputs[] = {
+    {"a", THUNDER_DTYPE_INT64, 1, s4, s4, s4, no_symbols},
+    {"b", THUNDER_DTYPE_BFLOAT16, 1, s4, s4, s4, no_symbols},
+};
+static const thunder_tensor_desc outputs[] = {
+    {"c", THUNDER_DTYPE_INT64, 1, s4, s4, s4, no_symbols},
+    {"d", THUNDER_DTYPE_FLOAT32, 1, s4, s4, s4, no_symbols},
+    {"e", THUNDER_DTYPE_BOOL, 1, s4, s4, s4, no_symbols},
+};
+static const char code[] =
+    "module {\n"
+    "  func.func @main(%w: tensor<4xi32>, %a: tensor<4xi64>, %b: tensor<4xbf16>)\n"
+    "      -> (tensor<4xi64>, tensor<4xf32>, tensor<4xi1>) {\n"
+    "    %0 = \"stablehlo.convert\"(%w) : (tensor<4xi32>) -> tensor<4xi64>\n"
+    "    %1 = \"stablehlo.multiply\"(%a, %0) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>\n"
+    "    %2 = \"stablehlo.convert\"(%b) : (tensor<4xbf16>) -> tensor<4xf32>\n"
+    "    %3 = \"stablehlo.compare\"(%a, %1) {comparison_direction = "
+    "#stablehlo<comparison_direction LT>} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>\n"
+    "    func.return %1, %2, %3 : tensor<4xi64>, tensor<4xf32>, tensor<4xi1>\n"
+    "  }\n"
+    "}\n";
+/* w = 3, -1, 0, 7. */
+static const int32_t blob[] = {3, -1, 0, 7};
+static const thunder_program_weight_v1 weights[] = {
+    {"w", THUNDER_DTYPE_INT32, 1, s4, 0, 16},
+};
+#else
 static const thunder_tensor_desc inputs[] = {
     {"x", THUNDER_DTYPE_FLOAT32, 2, s23, s23, s23, no_symbols},
 };
+#endif
 
-#ifdef PJRT_TEST_TWO_OUTPUTS
+#if defined(PJRT_TEST_DTYPES)
+#elif defined(PJRT_TEST_TWO_OUTPUTS)
 static const thunder_tensor_desc outputs[] = {
     {"sum", THUNDER_DTYPE_FLOAT32, 2, s23, s23, s23, no_symbols},
     {"prod", THUNDER_DTYPE_FLOAT32, 2, s32, s32, s32, no_symbols},
@@ -99,6 +132,7 @@ static const thunder_program_weight_v1 weights[] = {
 #endif
 #endif
 
+#define NUM_INPUTS ((int32_t)(sizeof(inputs) / sizeof(inputs[0])))
 #define NUM_OUTPUTS ((int32_t)(sizeof(outputs) / sizeof(outputs[0])))
 #define NUM_WEIGHTS ((int32_t)(sizeof(weights) / sizeof(weights[0])))
 
@@ -158,7 +192,7 @@ static const thunder_model_v1 model = {
     PJRT_TEST_NAME,
     "tpu",
     THUNDER_DEVICE_CPU,
-    1,
+    NUM_INPUTS,
     NUM_OUTPUTS,
     inputs,
     outputs,
