@@ -322,6 +322,14 @@ TEST_F(PjrtPlugin, OtherMajorApiVersion) {
   EXPECT_TRUE(contains(message, "(the major versions must match)"));
 }
 
+TEST_F(PjrtPlugin, PluginWithoutFunctions) {
+  PluginEnv env(fakePlugin("fake_pjrt_0_81"));
+  auto [status, message] = loadError(modelPath("pjrt_add_mul"));
+  EXPECT_EQ(status, THUNDER_ERROR_VERSION);
+  EXPECT_TRUE(contains(message, "(PJRT C API version 0.81) does not provide PJRT_Error_Destroy, "
+                                "PJRT_Error_Message, PJRT_Plugin_Initialize"));
+}
+
 TEST_F(PjrtPlugin, NoPluginAndNoTpu) {
   if (access("/dev/accel0", F_OK) == 0 || access("/dev/vfio/0", F_OK) == 0)
     GTEST_SKIP() << "this machine may have a TPU";
