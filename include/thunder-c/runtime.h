@@ -6,6 +6,14 @@
  * it. It depends on libc, libdl and pthreads only: no MLIR, no LLVM, no CUDA
  * at link time (a CUDA or HIP model makes it dlopen the driver).
  *
+ * PJRT models (target "tpu": a StableHLO program, see artifact.h) run through
+ * a PJRT plugin that the runtime dlopens: the file named by the environment
+ * variable THUNDER_PJRT_PLUGIN (libtpu.so, XLA's xla_cpu_pjrt.so, JAX's
+ * xla_cuda_plugin.so...), else libtpu, but only on a machine with a TPU chip
+ * (TPU_LIBRARY_PATH, then the libtpu pip package's libtpu/libtpu.so, then
+ * "libtpu.so" in the loader's search path). The program is compiled and its
+ * weights are uploaded once, at load; inputs and outputs are host memory.
+ *
  * Errors: every function that can fail returns a thunder_status and, on
  * failure, leaves a message for thunder_last_error() on the calling thread.
  * No function throws, aborts or asserts on a caller's mistake.
@@ -53,17 +61,26 @@ typedef enum thunder_status {
   THUNDER_ERROR_INVALID_ARGUMENT = 1,
   /* The file is missing or not a shared library, it is not a Thunder model
    * (no thunder_model_entry_v1), its table is malformed, its weights file is
-   * missing, or the model's create() failed. */
+   * missing, or the model's create() failed; for a PJRT model, its program is
+   * malformed, XLA fails to compile it (the message carries XLA's), or it
+   * disagrees with the model's table. */
   THUNDER_ERROR_LOAD = 2,
   /* The model was compiled for another ABI version (abi_version or
-   * struct_size differ from this runtime's); the message names both. */
+   * struct_size differ from this runtime's); the message names both. Also a
+   * PJRT plugin whose C API version this runtime cannot use (another major
+   * version, or older than 0.57), or that lacks a function it calls. */
   THUNDER_ERROR_VERSION = 3,
   /* The model needs a device this machine cannot provide: a CUDA model
    * without libcuda.so.1 or without a CUDA device, a HIP model without
-   * libamdhip64.so or without an AMD GPU; or a device call failed. */
+   * libamdhip64.so or without an AMD GPU; or a device call failed. For a
+   * PJRT model: no plugin (THUNDER_PJRT_PLUGIN unset and no TPU), a plugin
+   * file that is missing or has no GetPjrtApi, a plugin or client that fails
+   * to start, a weight that fails to upload, or a runtime built without PJRT
+   * support. */
   THUNDER_ERROR_DEVICE = 4,
   /* The model's own code reported a failure while running (or computed
-   * output shapes that contradict its descriptors). */
+   * output shapes that contradict its descriptors); for a PJRT model, a PJRT
+   * call of the run failed (the message names the step and carries PJRT's). */
   THUNDER_ERROR_RUN = 5,
   /* The runtime could not allocate host or device memory (a workspace). */
   THUNDER_ERROR_OUT_OF_MEMORY = 6

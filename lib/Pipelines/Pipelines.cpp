@@ -6,6 +6,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "thunder/Conversion/Passes.h"
 #include "thunder/Dialect/Thunder/IR/ThunderDialect.h"
 #include "thunder/Dialect/Thunder/Transforms/Passes.h"
 
@@ -72,6 +73,7 @@ void ::thunder::registerThunderDialects(DialectRegistry &registry) {
 
 void ::thunder::registerThunderPassesAndPipelines() {
   mlir::thunder::registerThunderPasses();
+  mlir::thunder::registerThunderConversionPasses();
   PassPipelineRegistration<::thunder::GraphPipelineOptions>(
       "thunder-graph-pipeline",
       "Thunder's graph-level pipeline: canonicalize, fold, optionally "

@@ -11,6 +11,7 @@
 namespace thunder::runtime {
 
 class DeviceApi;
+class PjrtExecutor;
 
 /// Records `message` as this thread's last error and returns `status`.
 thunder_status fail(thunder_status status, std::string message);
@@ -69,6 +70,9 @@ struct thunder_model {
   void *handle = nullptr;  ///< dlopen handle
   const thunder_model_v1 *table = nullptr;
   void *state = nullptr; ///< from table->create
+  /// The executor of a PJRT model (its library exports THUNDER_PROGRAM_ENTRY_SYMBOL), which
+  /// runs it instead of table->run; null for other models.
+  thunder::runtime::PjrtExecutor *pjrt = nullptr;
   /// Driver for device models; the host allocator for CPU models. Never null once loaded.
   thunder::runtime::DeviceApi *device = nullptr;
   std::vector<thunder::runtime::SharedDim> sharedDims;

@@ -2,6 +2,7 @@
 // validate, and run it with a private or a context's workspace.
 #include "Device.h"
 #include "Internal.h"
+#include "Pjrt.h"
 
 #include <dlfcn.h>
 #include <vector>
@@ -130,6 +131,9 @@ namespace {
 /// Owns a model while it is being loaded; frees what was set up if loading fails.
 struct ModelDeleter {
   void operator()(thunder_model *model) const {
+    // Before dlclose: the executor may still name the library's strings.
+    if (model->pjrt)
+      destroyPjrtExecutor(model->pjrt);
     if (model->state)
       model->table->destroy(model->state);
     if (model->handle)
@@ -329,6 +333,17 @@ thunder_status load(const std::string &path, thunder_model *&result) {
   if (!model->device)
     return THUNDER_ERROR_DEVICE; // message recorded by deviceFor
 
+  // A PJRT model: the executor compiles and runs its program; the table's create and run
+  // are not used (create makes no state, run refuses).
+  if (auto program = reinterpret_cast<thunder_program_entry_v1_fn>(
+          dlsym(model->handle, THUNDER_PROGRAM_ENTRY_SYMBOL))) {
+    if (thunder_status s = loadProgram(*model, program))
+      return s;
+    collectSharedDims(*model);
+    result = model.release();
+    return THUNDER_OK;
+  }
+
   char error[1024] = "";
   void *state = nullptr;
   if (table->create(model->weightsPath.c_str(), &state, error, sizeof(error)) != 0) {
@@ -448,6 +463,8 @@ thunder_status runModel(const thunder_model &model, thunder_context *context,
     return s;
   if (thunder_status s = validateOutputs(model, outputs, numOutputs, shapes.get()))
     return s;
+  if (model.pjrt)
+    return runPjrt(model, inputs, outputs);
 
   uint64_t bytes = table.workspace_bytes(model.state, inputs);
   Buffer own;
