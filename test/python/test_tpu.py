@@ -70,14 +70,14 @@ def _read_safetensors(path: pathlib.Path) -> list[np.ndarray]:
 def test_zoo_program_verifies_and_runs_in_jax(name, thunder_compile, tmp_path):
     """The CLI's program, read by jaxlib's StableHLO dialect and run by jax's own XLA."""
     jax = pytest.importorskip("jax", reason="jax is installed by tools/dev.sh setup")
+    from jax._src.interpreters import mlir as jax_mlir
     from jax._src.lib import xla_client
     from jax.extend import backend
     from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import stablehlo
 
     zoo = ZOO[name]
     model, inputs = zoo.build(size="small", batch=2)
-    exported = torch.export.export(model, inputs)
+    exported = torch.export.export(model, inputs).run_decompositions()
     archive = tmp_path / f"{name}.pt2"
     torch.export.save(exported, archive)
     out = tmp_path / "src"
@@ -86,8 +86,7 @@ def test_zoo_program_verifies_and_runs_in_jax(name, thunder_compile, tmp_path):
     text = (out / f"{name}.stablehlo.mlir").read_text()
     assert "thunder." not in text
 
-    with ir.Context() as context:
-        stablehlo.register_dialect(context)
+    with jax_mlir.make_ir_context():  # func, StableHLO and CHLO, as jax registers them
         module = ir.Module.parse(text)
         assert module.operation.verify()
 
@@ -96,7 +95,13 @@ def test_zoo_program_verifies_and_runs_in_jax(name, thunder_compile, tmp_path):
     executable = cpu.compile_and_load(text, [device], xla_client.CompileOptions())
     weights = _read_safetensors(out / f"{name}.safetensors")
     arguments = weights + [i.numpy() for i in inputs]
-    results = executable.execute([jax.device_put(a, device) for a in arguments])
+    # jax narrows int64 to int32 unless x64 mode is on: on for this call only.
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        results = executable.execute([jax.device_put(a, device) for a in arguments])
+    finally:
+        jax.config.update("jax_enable_x64", previous)
     with torch.no_grad():
         expected = pytree.tree_leaves(exported.module()(*inputs))
     assert len(results) == len(expected)
@@ -109,7 +114,8 @@ def _mlp_archive(tmp_path: pathlib.Path, dynamic: bool = False) -> pathlib.Path:
     model, inputs = ZOO["mlp"].build(size="small", batch=2)
     shapes = ZOO["mlp"].dynamic_batch(inputs) if dynamic else None
     archive = tmp_path / "mlp.pt2"
-    torch.export.save(torch.export.export(model, inputs, dynamic_shapes=shapes), archive)
+    torch.export.save(torch.export.export(model, inputs, dynamic_shapes=shapes)
+                      .run_decompositions(), archive)
     return archive
 
 

@@ -17,6 +17,7 @@
 #include "thunder/Target/TPU/TPUBackend.h"
 
 #include "thunder/Conversion/ThunderToStablehlo/ThunderToStablehlo.h"
+#include "thunder/Conversion/Passes.h"
 #include "thunder/Pipelines/Pipelines.h"
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/WeightsBlob.h"
@@ -54,14 +55,18 @@ void stripThunderAttributes(ModuleOp module) {
   module.walk([&](Operation *op) {
     strip(op);
     if (auto func = dyn_cast<func::FuncOp>(op)) {
+      auto keep = [](DictionaryAttr attrs) {
+        SmallVector<NamedAttribute> kept;
+        if (attrs)
+          for (NamedAttribute attr : attrs)
+            if (!attr.getName().strref().starts_with("thunder."))
+              kept.push_back(attr);
+        return kept;
+      };
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        for (NamedAttribute attr : llvm::to_vector(func.getArgAttrs(i)))
-          if (attr.getName().strref().starts_with("thunder."))
-            func.removeArgAttr(i, attr.getName());
+        func.setArgAttrs(i, keep(func.getArgAttrDict(i)));
       for (unsigned i = 0; i < func.getNumResults(); ++i)
-        for (NamedAttribute attr : llvm::to_vector(func.getResultAttrs(i)))
-          if (attr.getName().strref().starts_with("thunder."))
-            func.removeResultAttr(i, attr.getName());
+        func.setResultAttrs(i, keep(func.getResultAttrDict(i)));
     }
   });
 }
@@ -136,14 +141,15 @@ FailureOr<EmittedSources> TPUBackend::emit(ModuleOp module, const TargetOptions 
   bool allowedUnregistered = context->allowsUnregisteredDialects();
   context->allowUnregisteredDialects(true);
   PassManager pm(context);
-  pm.addPass(createConvertThunderToStablehloPass());
+  pm.addPass(mlir::thunder::createThunderConvertToStablehlo());
   LogicalResult converted = pm.run(*program);
   if (failed(converted)) {
     context->allowUnregisteredDialects(allowedUnregistered);
     return failure();
   }
   auto main = *program->getOps<func::FuncOp>().begin();
-  auto weights = main->getAttrOfType<ArrayAttr>("thunder.weights");
+  auto weights = main->getAttrOfType<ArrayAttr>(mlir::thunder::kWeightsAttrName);
+  auto weightNames = main->getAttrOfType<ArrayAttr>(mlir::thunder::kWeightNamesAttrName);
   if (!weights)
     weights = ArrayAttr::get(context, {});
 
@@ -151,8 +157,13 @@ FailureOr<EmittedSources> TPUBackend::emit(ModuleOp module, const TargetOptions 
   auto blob = std::make_shared<codegen::WeightsBlob>();
   std::vector<codegen::WeightEntry> entries;
   for (auto [i, value] : llvm::enumerate(weights)) {
+    // Named by its resource key (the parameter's name), else by its argument.
+    std::string name = "constant_" + std::to_string(i);
+    if (weightNames && i < weightNames.size())
+      if (auto given = dyn_cast<StringAttr>(weightNames[i]); given && !given.empty())
+        name = given.str();
     if (failed(codegen::appendElements(value, main.getArgument(i).getLoc(), kWeightAlignment,
-                                       "constant_" + std::to_string(i), *blob, entries))) {
+                                       name, *blob, entries))) {
       context->allowUnregisteredDialects(allowedUnregistered);
       return failure();
     }
