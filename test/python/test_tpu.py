@@ -106,7 +106,7 @@ def test_zoo_program_verifies_and_runs_in_jax(name, thunder_compile, tmp_path):
         expected = pytree.tree_leaves(exported.module()(*inputs))
     assert len(results) == len(expected)
     for actual, want in zip(results, expected):
-        torch.testing.assert_close(torch.from_numpy(np.asarray(actual)), want,
+        torch.testing.assert_close(torch.from_numpy(np.array(actual)), want,
                                    rtol=zoo.tolerance[0], atol=zoo.tolerance[1])
 
 

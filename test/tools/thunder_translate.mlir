@@ -3,6 +3,7 @@
 // RUN: thunder-translate --help | FileCheck %s --check-prefix=HELP
 // HELP-DAG: --thunder-to-cpp
 // HELP-DAG: --thunder-to-cuda
+// HELP-DAG: --thunder-to-stablehlo
 
 // RUN: not thunder-translate %s --thunder-to-cpp 2>&1 | FileCheck %s --check-prefix=PHASE
 // PHASE: error: the cpu target emits code for a module at phase 'plan', this one is at 'import' (run thunder-opt --thunder-cpu-pipeline first
@@ -17,8 +18,17 @@
 // RUN: thunder-compile --list-targets | FileCheck %s --check-prefix=LIST
 // LIST: cpu{{.*}}C++
 // LIST: cuda{{.*}}nvcc
-// RUN: not thunder-compile %s --target=tpu --compile-to=graph 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: error: unknown target 'tpu'; the targets are: cpu, cuda
+// LIST: tpu{{.*}}PJRT
+// RUN: not thunder-compile %s --target=tbu --compile-to=graph 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: error: unknown target 'tbu'; the targets are: cpu, cuda, tpu
+// A target that emits from the graph phase has no kernel phases.
+// RUN: not thunder-compile %s --target=tpu --compile-to=plan 2>&1 | FileCheck %s --check-prefix=TPUPHASE
+// TPUPHASE: error: the tpu target emits code from phase 'graph'; it has no phase 'plan' (compile to a phase up to 'graph', source or library)
+// The tpu target's program, from a graph-phase module.
+// RUN: thunder-opt %s --thunder-tpu-pipeline | thunder-translate --thunder-to-stablehlo --file=model.stablehlo.mlir | FileCheck %s --check-prefix=SHLO
+// SHLO: func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+// SHLO-NEXT: "stablehlo.exponential"(%arg0)
+// SHLO-NOT: thunder
 // RUN: not thunder-compile %s --start-from=source --compile-to=source 2>&1 | FileCheck %s --check-prefix=START
 // START: error: a compile starts from an IR phase (import, graph, fusion, plan), not 'source'
 // A target's own options are checked before any IR is read or printed.
