@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace thunder::runtime;
@@ -73,25 +74,53 @@ bool provides(const PJRT_Api &api, size_t offset, bool present) {
 constexpr char kCompileOptions[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01};
 
 //===----------------------------------------------------------------------===//
+// Argument structs
+//===----------------------------------------------------------------------===//
+
+/// Zero bytes after every argument struct, counted in its struct_size. A plugin refuses an
+/// argument struct smaller than the one it was built with ("Unexpected PJRT_ExecuteOptions
+/// size: ... The plugin is likely built with a later version than the framework"), and the
+/// fields PJRT appends read as "not set" when zero (null pointers, zero counts). The padding
+/// lets a plugin built against a newer header than this runtime's (libtpu's 0.117 and the
+/// CUDA plugin's 0.116 against the 0.81 of xla-cpu-pjrt) take the calls; a plugin of the
+/// header's version or older ignores the extra bytes.
+constexpr size_t kArgsPadding = 512;
+
+/// A PJRT argument struct, zeroed, with its struct_size set and kArgsPadding zero bytes after.
+template <typename T> class Args {
+public:
+  explicit Args(size_t structSize) {
+    static_assert(std::is_trivially_copyable_v<T>, "PJRT's structs are plain C");
+    std::memset(static_cast<void *>(this), 0, sizeof(*this));
+    value.struct_size = structSize + kArgsPadding;
+  }
+  T *get() { return &value; }
+  T *operator->() { return &value; }
+
+private:
+  T value;
+  char padding[kArgsPadding];
+};
+#define PJRT_ARGS(type, name) Args<type> name(type##_STRUCT_SIZE)
+
+//===----------------------------------------------------------------------===//
 // Errors and events
 //===----------------------------------------------------------------------===//
 
 /// PJRT's message of `error`, which is freed.
 std::string takeMessage(const PJRT_Api *api, PJRT_Error *error) {
-  PJRT_Error_Message_Args message{};
-  message.struct_size = PJRT_Error_Message_Args_STRUCT_SIZE;
-  message.error = error;
-  api->PJRT_Error_Message(&message);
-  std::string text = message.message && message.message_size
-                         ? std::string(message.message, message.message_size)
+  PJRT_ARGS(PJRT_Error_Message_Args, message);
+  message->error = error;
+  api->PJRT_Error_Message(message.get());
+  std::string text = message->message && message->message_size
+                         ? std::string(message->message, message->message_size)
                          : "(no message)";
   // XLA ends some messages with newlines; the Thunder message goes on after it.
   while (text.size() > 1 && (text.back() == '\n' || text.back() == ' '))
     text.pop_back();
-  PJRT_Error_Destroy_Args destroy{};
-  destroy.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
-  destroy.error = error;
-  api->PJRT_Error_Destroy(&destroy);
+  PJRT_ARGS(PJRT_Error_Destroy_Args, destroy);
+  destroy->error = error;
+  api->PJRT_Error_Destroy(destroy.get());
   return text;
 }
 
@@ -105,24 +134,21 @@ void ignore(const PJRT_Api *api, PJRT_Error *error) {
 PJRT_Error *awaitEvent(const PJRT_Api *api, PJRT_Event *event) {
   if (!event)
     return nullptr;
-  PJRT_Event_Await_Args await{};
-  await.struct_size = PJRT_Event_Await_Args_STRUCT_SIZE;
-  await.event = event;
-  PJRT_Error *error = api->PJRT_Event_Await(&await);
-  PJRT_Event_Destroy_Args destroy{};
-  destroy.struct_size = PJRT_Event_Destroy_Args_STRUCT_SIZE;
-  destroy.event = event;
-  ignore(api, api->PJRT_Event_Destroy(&destroy));
+  PJRT_ARGS(PJRT_Event_Await_Args, await);
+  await->event = event;
+  PJRT_Error *error = api->PJRT_Event_Await(await.get());
+  PJRT_ARGS(PJRT_Event_Destroy_Args, destroy);
+  destroy->event = event;
+  ignore(api, api->PJRT_Event_Destroy(destroy.get()));
   return error;
 }
 
 void destroyBuffer(const PJRT_Api *api, PJRT_Buffer *buffer) {
   if (!buffer)
     return;
-  PJRT_Buffer_Destroy_Args destroy{};
-  destroy.struct_size = PJRT_Buffer_Destroy_Args_STRUCT_SIZE;
-  destroy.buffer = buffer;
-  ignore(api, api->PJRT_Buffer_Destroy(&destroy));
+  PJRT_ARGS(PJRT_Buffer_Destroy_Args, destroy);
+  destroy->buffer = buffer;
+  ignore(api, api->PJRT_Buffer_Destroy(destroy.get()));
 }
 
 /// Device buffers that are destroyed with the object (a run's inputs and outputs).
@@ -187,32 +213,30 @@ const char kNoElements[8] = {};
 PJRT_Error *upload(const PJRT_Api *api, PJRT_Client *client, PJRT_Device *device,
                    const void *data, int32_t dtype, const int64_t *shape, int32_t rank,
                    bool waitReady, PJRT_Buffer *&buffer) {
-  PJRT_Client_BufferFromHostBuffer_Args args{};
-  args.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
-  args.client = client;
-  args.data = data ? data : kNoElements;
-  args.type = pjrtType(dtype);
-  args.dims = shape;
-  args.num_dims = static_cast<size_t>(rank);
-  args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
-  args.device = device;
+  PJRT_ARGS(PJRT_Client_BufferFromHostBuffer_Args, args);
+  args->client = client;
+  args->data = data ? data : kNoElements;
+  args->type = pjrtType(dtype);
+  args->dims = shape;
+  args->num_dims = static_cast<size_t>(rank);
+  args->host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+  args->device = device;
   buffer = nullptr;
-  if (PJRT_Error *error = api->PJRT_Client_BufferFromHostBuffer(&args))
+  if (PJRT_Error *error = api->PJRT_Client_BufferFromHostBuffer(args.get()))
     return error;
-  PJRT_Error *error = awaitEvent(api, args.done_with_host_buffer);
+  PJRT_Error *error = awaitEvent(api, args->done_with_host_buffer);
   if (!error && waitReady) {
-    PJRT_Buffer_ReadyEvent_Args ready{};
-    ready.struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE;
-    ready.buffer = args.buffer;
-    error = api->PJRT_Buffer_ReadyEvent(&ready);
+    PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args, ready);
+    ready->buffer = args->buffer;
+    error = api->PJRT_Buffer_ReadyEvent(ready.get());
     if (!error)
-      error = awaitEvent(api, ready.event);
+      error = awaitEvent(api, ready->event);
   }
   if (error) {
-    destroyBuffer(api, args.buffer);
+    destroyBuffer(api, args->buffer);
     return error;
   }
-  buffer = args.buffer;
+  buffer = args->buffer;
   return nullptr;
 }
 
@@ -232,8 +256,11 @@ struct Plugin {
   int users = 0; ///< executors holding the client
 };
 
-std::mutex pluginsMutex;
-std::map<std::string, Plugin> plugins; ///< by the path or name given to dlopen
+/// Every plugin loaded, by the path or name given to dlopen, and the mutex that guards them.
+/// Never destroyed: a model freed late in the process's exit (by a Python finalizer, say) still
+/// finds them.
+std::mutex &pluginsMutex = *new std::mutex;
+std::map<std::string, Plugin> &plugins = *new std::map<std::string, Plugin>;
 
 /// A plugin to load: what to pass to dlopen, and why it was chosen (for messages).
 struct PluginChoice {
@@ -403,9 +430,8 @@ thunder_status loadPlugin(const PluginChoice &choice, const std::string &model,
     return unload(THUNDER_ERROR_VERSION, name + " (PJRT C API version " + version +
                                              ") does not provide " + missing);
 
-  PJRT_Plugin_Initialize_Args init{};
-  init.struct_size = PJRT_Plugin_Initialize_Args_STRUCT_SIZE;
-  if (PJRT_Error *error = api->PJRT_Plugin_Initialize(&init))
+  PJRT_ARGS(PJRT_Plugin_Initialize_Args, init);
+  if (PJRT_Error *error = api->PJRT_Plugin_Initialize(init.get()))
     return unload(THUNDER_ERROR_DEVICE,
                   "initializing " + name + " failed: " + takeMessage(api, error));
   Plugin &plugin = plugins[choice.path];
@@ -425,13 +451,12 @@ thunder_status acquireClient(const std::string &model, Plugin *&result) {
   if (thunder_status s = loadPlugin(choice, model, plugin))
     return s;
   if (!plugin->client) {
-    PJRT_Client_Create_Args create{};
-    create.struct_size = PJRT_Client_Create_Args_STRUCT_SIZE;
-    if (PJRT_Error *error = plugin->api->PJRT_Client_Create(&create))
+    PJRT_ARGS(PJRT_Client_Create_Args, create);
+    if (PJRT_Error *error = plugin->api->PJRT_Client_Create(create.get()))
       return fail(THUNDER_ERROR_DEVICE, "cannot run " + model + ": creating a client of " +
                                             "the PJRT plugin " + plugin->path +
                                             " failed: " + takeMessage(plugin->api, error));
-    plugin->client = create.client;
+    plugin->client = create->client;
   }
   ++plugin->users;
   result = plugin;
@@ -442,10 +467,9 @@ void releaseClient(Plugin *plugin) {
   std::lock_guard<std::mutex> lock(pluginsMutex);
   if (--plugin->users > 0)
     return;
-  PJRT_Client_Destroy_Args destroy{};
-  destroy.struct_size = PJRT_Client_Destroy_Args_STRUCT_SIZE;
-  destroy.client = plugin->client;
-  ignore(plugin->api, plugin->api->PJRT_Client_Destroy(&destroy));
+  PJRT_ARGS(PJRT_Client_Destroy_Args, destroy);
+  destroy->client = plugin->client;
+  ignore(plugin->api, plugin->api->PJRT_Client_Destroy(destroy.get()));
   plugin->client = nullptr;
 }
 
@@ -465,10 +489,9 @@ public:
     for (PJRT_Buffer *weight : weights)
       destroyBuffer(api, weight);
     if (executable) {
-      PJRT_LoadedExecutable_Destroy_Args destroy{};
-      destroy.struct_size = PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE;
-      destroy.executable = executable;
-      ignore(api, api->PJRT_LoadedExecutable_Destroy(&destroy));
+      PJRT_ARGS(PJRT_LoadedExecutable_Destroy_Args, destroy);
+      destroy->executable = executable;
+      ignore(api, api->PJRT_LoadedExecutable_Destroy(destroy.get()));
     }
     releaseClient(plugin);
   }
@@ -499,48 +522,44 @@ std::string modelName(const thunder_model &model) {
 /// agree. Element types and dims are compared where the plugin reports them.
 std::string checkOutputs(const PJRT_Api *api, PJRT_LoadedExecutable *loaded,
                          const thunder_model_v1 &table) {
-  PJRT_LoadedExecutable_GetExecutable_Args get{};
-  get.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
-  get.loaded_executable = loaded;
-  if (PJRT_Error *error = api->PJRT_LoadedExecutable_GetExecutable(&get))
+  PJRT_ARGS(PJRT_LoadedExecutable_GetExecutable_Args, get);
+  get->loaded_executable = loaded;
+  if (PJRT_Error *error = api->PJRT_LoadedExecutable_GetExecutable(get.get()))
     return "getting the compiled program failed: " + takeMessage(api, error);
-  PJRT_Executable *executable = get.executable;
+  PJRT_Executable *executable = get->executable;
   std::string problem;
-  PJRT_Executable_NumOutputs_Args count{};
-  count.struct_size = PJRT_Executable_NumOutputs_Args_STRUCT_SIZE;
-  count.executable = executable;
-  if (PJRT_Error *error = api->PJRT_Executable_NumOutputs(&count))
+  PJRT_ARGS(PJRT_Executable_NumOutputs_Args, count);
+  count->executable = executable;
+  if (PJRT_Error *error = api->PJRT_Executable_NumOutputs(count.get()))
     problem = "counting the program's results failed: " + takeMessage(api, error);
-  else if (count.num_outputs != static_cast<size_t>(table.num_outputs))
-    problem = "the program returns " + std::to_string(count.num_outputs) +
+  else if (count->num_outputs != static_cast<size_t>(table.num_outputs))
+    problem = "the program returns " + std::to_string(count->num_outputs) +
               " results, but the model's table declares " + std::to_string(table.num_outputs) +
               " outputs";
 
   if (problem.empty() && THUNDER_PJRT_PROVIDES((*api), PJRT_Executable_OutputElementTypes)) {
-    PJRT_Executable_OutputElementTypes_Args types{};
-    types.struct_size = PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE;
-    types.executable = executable;
-    if (PJRT_Error *error = api->PJRT_Executable_OutputElementTypes(&types))
+    PJRT_ARGS(PJRT_Executable_OutputElementTypes_Args, types);
+    types->executable = executable;
+    if (PJRT_Error *error = api->PJRT_Executable_OutputElementTypes(types.get()))
       ignore(api, error); // not every plugin implements it: the runs' copies still check sizes
-    else if (types.num_output_types == count.num_outputs)
+    else if (types->num_output_types == count->num_outputs)
       for (int32_t o = 0; o < table.num_outputs && problem.empty(); ++o)
-        if (types.output_types[o] != pjrtType(table.outputs[o].dtype))
+        if (types->output_types[o] != pjrtType(table.outputs[o].dtype))
           problem = "the program's result " + std::to_string(o) + " is " +
-                    typeName(types.output_types[o]) + ", but " +
+                    typeName(types->output_types[o]) + ", but " +
                     describe("output", o, table.outputs[o]) + " is " +
                     thunder_dtype_name(table.outputs[o].dtype);
   }
   if (problem.empty() && THUNDER_PJRT_PROVIDES((*api), PJRT_Executable_OutputDimensions)) {
-    PJRT_Executable_OutputDimensions_Args dims{};
-    dims.struct_size = PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE;
-    dims.executable = executable;
-    if (PJRT_Error *error = api->PJRT_Executable_OutputDimensions(&dims)) {
+    PJRT_ARGS(PJRT_Executable_OutputDimensions_Args, dims);
+    dims->executable = executable;
+    if (PJRT_Error *error = api->PJRT_Executable_OutputDimensions(dims.get())) {
       ignore(api, error);
-    } else if (dims.num_outputs == count.num_outputs && dims.dims && dims.dim_sizes) {
-      const int64_t *next = dims.dims;
+    } else if (dims->num_outputs == count->num_outputs && dims->dims && dims->dim_sizes) {
+      const int64_t *next = dims->dims;
       for (int32_t o = 0; o < table.num_outputs && problem.empty(); ++o) {
         const thunder_tensor_desc &desc = table.outputs[o];
-        size_t rank = dims.dim_sizes[o];
+        size_t rank = dims->dim_sizes[o];
         bool same = rank == static_cast<size_t>(desc.rank) &&
                     std::equal(next, next + rank, desc.shape);
         if (!same)
@@ -551,10 +570,9 @@ std::string checkOutputs(const PJRT_Api *api, PJRT_LoadedExecutable *loaded,
       }
     }
   }
-  PJRT_Executable_Destroy_Args destroy{};
-  destroy.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
-  destroy.executable = executable;
-  ignore(api, api->PJRT_Executable_Destroy(&destroy));
+  PJRT_ARGS(PJRT_Executable_Destroy_Args, destroy);
+  destroy->executable = executable;
+  ignore(api, api->PJRT_Executable_Destroy(destroy.get()));
   return problem;
 }
 
@@ -580,36 +598,33 @@ PjrtExecutor *thunder::runtime::createPjrtExecutor(const thunder_model &model,
 
   // "mlir": the text of an MLIR module (or its bytecode); StableHLO in generic form is what
   // XLA's own exporters hand it.
-  PJRT_Program code{};
-  code.struct_size = PJRT_Program_STRUCT_SIZE;
-  code.code = const_cast<char *>(program.code); // PJRT's field is not const; it is only read
-  code.code_size = static_cast<size_t>(program.code_size);
-  code.format = "mlir";
-  code.format_size = 4;
-  PJRT_Client_Compile_Args compile{};
-  compile.struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE;
-  compile.client = plugin->client;
-  compile.program = &code;
-  compile.compile_options = kCompileOptions;
-  compile.compile_options_size = sizeof(kCompileOptions);
-  if (PJRT_Error *error = api->PJRT_Client_Compile(&compile))
+  PJRT_ARGS(PJRT_Program, code);
+  code->code = const_cast<char *>(program.code); // PJRT's field is not const; it is only read
+  code->code_size = static_cast<size_t>(program.code_size);
+  code->format = "mlir";
+  code->format_size = 4;
+  PJRT_ARGS(PJRT_Client_Compile_Args, compile);
+  compile->client = plugin->client;
+  compile->program = code.get();
+  compile->compile_options = kCompileOptions;
+  compile->compile_options_size = sizeof(kCompileOptions);
+  if (PJRT_Error *error = api->PJRT_Client_Compile(compile.get()))
     return failed(THUNDER_ERROR_LOAD,
                   "compiling the program failed: " + takeMessage(api, error));
-  executor->executable = compile.executable;
+  executor->executable = compile->executable;
   if (std::string problem = checkOutputs(api, executor->executable, table); !problem.empty())
     return failed(THUNDER_ERROR_LOAD, "the compiled program does not match the model: " + problem);
 
   // The device the compiler assigned (one replica, one partition: the client's first
   // addressable device); arguments must live there.
-  PJRT_LoadedExecutable_AddressableDevices_Args devices{};
-  devices.struct_size = PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE;
-  devices.executable = executor->executable;
-  if (PJRT_Error *error = api->PJRT_LoadedExecutable_AddressableDevices(&devices))
+  PJRT_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, devices);
+  devices->executable = executor->executable;
+  if (PJRT_Error *error = api->PJRT_LoadedExecutable_AddressableDevices(devices.get()))
     return failed(THUNDER_ERROR_DEVICE,
                   "getting the program's device failed: " + takeMessage(api, error));
-  if (devices.num_addressable_devices == 0)
+  if (devices->num_addressable_devices == 0)
     return failed(THUNDER_ERROR_DEVICE, "the compiled program has no device to run on");
-  executor->device = devices.addressable_devices[0];
+  executor->device = devices->addressable_devices[0];
 
   for (int32_t w = 0; w < program.num_weights; ++w) {
     const thunder_program_weight_v1 &desc = *weights[w].desc;
@@ -656,24 +671,22 @@ thunder_status thunder::runtime::runPjrt(const thunder_model &model,
   std::vector<PJRT_Buffer *> arguments(executor.weights);
   arguments.insert(arguments.end(), in.list.begin(), in.list.end());
 
-  PJRT_ExecuteOptions options{};
-  options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
-  options.non_donatable_input_indices = executor.weightIndices.data();
-  options.num_non_donatable_input_indices = executor.weightIndices.size();
+  PJRT_ARGS(PJRT_ExecuteOptions, options);
+  options->non_donatable_input_indices = executor.weightIndices.data();
+  options->num_non_donatable_input_indices = executor.weightIndices.size();
   Buffers out(api, static_cast<size_t>(table.num_outputs));
   PJRT_Buffer *const *argumentList = arguments.data();
   PJRT_Buffer **outputList = out.list.data();
   PJRT_Event *done = nullptr;
-  PJRT_LoadedExecutable_Execute_Args execute{};
-  execute.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
-  execute.executable = executor.executable;
-  execute.options = &options;
-  execute.argument_lists = &argumentList;
-  execute.num_devices = 1;
-  execute.num_args = arguments.size();
-  execute.output_lists = &outputList;
-  execute.device_complete_events = &done;
-  if (PJRT_Error *error = api->PJRT_LoadedExecutable_Execute(&execute))
+  PJRT_ARGS(PJRT_LoadedExecutable_Execute_Args, execute);
+  execute->executable = executor.executable;
+  execute->options = options.get();
+  execute->argument_lists = &argumentList;
+  execute->num_devices = 1;
+  execute->num_args = arguments.size();
+  execute->output_lists = &outputList;
+  execute->device_complete_events = &done;
+  if (PJRT_Error *error = api->PJRT_LoadedExecutable_Execute(execute.get()))
     return failed("executing the program", error);
   if (PJRT_Error *error = awaitEvent(api, done))
     return failed("executing the program", error);
@@ -681,7 +694,8 @@ thunder_status thunder::runtime::runPjrt(const thunder_model &model,
   // Start every copy, then wait for all: one wait for the whole transfer. Each event is
   // awaited (and so destroyed) even after a failure.
   std::vector<PJRT_Event *> copies(static_cast<size_t>(table.num_outputs), nullptr);
-  std::vector<PJRT_Buffer_MemoryLayout> layouts(copies.size());
+  std::vector<Args<PJRT_Buffer_MemoryLayout>> layouts;
+  layouts.reserve(copies.size()); // no reallocation: the copies point into it
   PJRT_Error *firstError = nullptr;
   int32_t failedOutput = -1;
   for (int32_t o = 0; o < table.num_outputs && !firstError; ++o) {
@@ -690,21 +704,21 @@ thunder_status thunder::runtime::runPjrt(const thunder_model &model,
       bytes *= static_cast<uint64_t>(outputs[o].shape[d]);
     if (bytes == 0)
       continue; // nothing to copy (and a NULL dst would ask PJRT for the size instead)
-    PJRT_Buffer_MemoryLayout &layout = layouts[o];
-    layout.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
-    layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
-    layout.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
-    layout.tiled.minor_to_major = executor.hostLayouts[o].data();
-    layout.tiled.minor_to_major_size = executor.hostLayouts[o].size();
-    PJRT_Buffer_ToHostBuffer_Args copy{};
-    copy.struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE;
-    copy.src = out.list[o];
-    copy.host_layout = &layout;
-    copy.dst = outputs[o].data;
-    copy.dst_size = static_cast<size_t>(bytes);
-    if ((firstError = api->PJRT_Buffer_ToHostBuffer(&copy)))
+    // The tiled layout sits in a union inside the layout struct: no padding of its own.
+    Args<PJRT_Buffer_MemoryLayout> &layout =
+        layouts.emplace_back(PJRT_Buffer_MemoryLayout_STRUCT_SIZE);
+    layout->type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+    layout->tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+    layout->tiled.minor_to_major = executor.hostLayouts[o].data();
+    layout->tiled.minor_to_major_size = executor.hostLayouts[o].size();
+    PJRT_ARGS(PJRT_Buffer_ToHostBuffer_Args, copy);
+    copy->src = out.list[o];
+    copy->host_layout = layout.get();
+    copy->dst = outputs[o].data;
+    copy->dst_size = static_cast<size_t>(bytes);
+    if ((firstError = api->PJRT_Buffer_ToHostBuffer(copy.get())))
       failedOutput = o;
-    copies[o] = copy.event;
+    copies[o] = copy->event;
   }
   for (int32_t o = 0; o < table.num_outputs; ++o)
     if (PJRT_Error *error = awaitEvent(api, copies[o])) {
