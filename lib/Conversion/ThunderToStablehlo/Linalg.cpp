@@ -116,8 +116,7 @@ FailureOr<Value> lowerConvolution(ConvolutionOp op,
   Value r = h.op("convolution", {adaptor.getInput(), adaptor.getWeight()},
                  resultType.clone(acc), attrs);
   if (Value bias = adaptor.getBias())
-    r = h.add(r, h.broadcastInDim(h.convert(bias, acc), resultType.clone(acc),
-                                  {1}));
+    r = h.add(r, h.broadcastInDim(h.convert(bias, acc), resultType.clone(acc), {1}));
   return h.convert(r, element);
 }
 
@@ -197,13 +196,16 @@ FailureOr<Value> lowerAvgPool(AvgPoolOp op, AvgPoolOp::Adaptor adaptor,
     paddedShape.push_back(inputType.getDimSize(d) + w.low[d] + w.declaredHigh[d]);
     extraHigh.push_back(std::max<int64_t>(w.high[d] - w.declaredHigh[d], 0));
   }
-  Value ones = h.splat(inputType, 1);
-  Value padValue = h.scalar(acc, op.getCountIncludePad() ? 1 : 0);
-  Value paddedOnes =
-      h.op("pad", {ones, padValue}, tensorOf(paddedShape, acc),
-           {h.attr("edge_padding_low", h.i64Array(w.low)),
-            h.attr("edge_padding_high", h.i64Array(w.declaredHigh)),
-            h.attr("interior_padding", h.i64Array(zeros))});
+  Value paddedOnes = h.splat(inputType, 1);
+  if (llvm::any_of(w.low, [](int64_t p) { return p != 0; }) ||
+      llvm::any_of(w.declaredHigh, [](int64_t p) { return p != 0; })) {
+    Value padValue = h.scalar(acc, op.getCountIncludePad() ? 1 : 0);
+    paddedOnes =
+        h.op("pad", {paddedOnes, padValue}, tensorOf(paddedShape, acc),
+             {h.attr("edge_padding_low", h.i64Array(w.low)),
+              h.attr("edge_padding_high", h.i64Array(w.declaredHigh)),
+              h.attr("interior_padding", h.i64Array(zeros))});
+  }
   Value count = h.reduceWindow(paddedOnes, h.scalar(acc, 0), accResult,
                                w.window, w.strides, w.dilations, zeros,
                                extraHigh, "add");
