@@ -265,6 +265,8 @@ ELEMENTWISE = {
                   lambda: (_randn(4, 9, dtype=torch.float16),), _F16),
     "unary_bf16": (lambda x: torch.exp(x) + torch.erf(x) * torch.rsqrt(x.abs() + 1),
                    lambda: (_randn(4, 9, dtype=torch.bfloat16),), _BF16),
+    "add_mul_i8": (lambda a, b: a * b + a, lambda: (_randint(-100, 100, 5, 3, dtype=torch.int8),
+                                                    _randint(-100, 100, 5, 3, dtype=torch.int8, seed=1))),
     "neg_abs_relu_i64": (lambda x: torch.stack([-x, x.abs(), torch.relu(x)]),
                          lambda: (_randint(-9, 9, 3, 5),)),
     "gelu": (torch.nn.functional.gelu, lambda: (_randn(6, 17) * 3,)),
@@ -310,6 +312,12 @@ REDUCTIONS = {
     "argmax_keepdim_i32": (lambda x: x.argmax(dim=0, keepdim=True),
                            lambda: (_randint(-2, 2, 6, 11, dtype=torch.int32),)),
     "cumsum": (lambda x: torch.cumsum(x, dim=1), lambda: (_randn(3, 17),)),
+    # NaN is the extreme of max/min and of argmax/argmin (the first NaN's index).
+    "nan": (lambda x: torch.stack([x.amax(dim=1), x.amin(dim=1), x.argmax(dim=1).float(),
+                                   x.argmin(dim=1).float(), torch.relu(x).sum(dim=1)]),
+            lambda: (torch.tensor([[1.0, float("nan"), 3.0, float("nan")],
+                                   [float("nan"), -1.0, 2.0, 2.0],
+                                   [0.5, 4.0, 4.0, -7.0]]),)),
     "cumsum_i64": (lambda x: torch.cumsum(x, dim=0), lambda: (_randint(-9, 9, 7, 2),)),
 }
 
@@ -404,6 +412,12 @@ CONVOLUTIONS = {
 def test_convolution(name, tmp_path, build_dir):
     kwargs, dims, shape = CONVOLUTIONS[name]
     check(_conv(dims, **kwargs), (_randn(*shape),), tmp_path, build_dir, 1e-5, 1e-5)
+
+
+def test_convolution_bf16(tmp_path, build_dir):
+    """bf16 weights and activations: accumulated in f32, rounded once."""
+    conv = _conv(2, in_channels=3, out_channels=4, kernel_size=3, padding=1).to(torch.bfloat16)
+    check(conv, (_randn(2, 3, 6, 7, dtype=torch.bfloat16),), tmp_path, build_dir, 2e-2, 2e-2)
 
 
 def test_dynamic_shape_refused(tmp_path, build_dir):
