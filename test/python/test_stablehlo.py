@@ -510,6 +510,13 @@ DIRECT = {
                "%0 = thunder.expand %x : tensor<1x4xf32> -> tensor<2x3x4xf32>\n"
                "    return %0 : tensor<2x3x4xf32>",
                "tensor<2x3x4xf32>", lambda: (_randn(1, 4),), lambda x: x.expand(2, 3, 4)),
+    # Negative integer exponents: 0 unless the base is 1 or -1 (PyTorch's integer pow).
+    "pow_i64_negative": ("%a: tensor<8xi64>, %b: tensor<8xi64>",
+                         "%0 = thunder.pow %a, %b : tensor<8xi64>\n    return %0 : tensor<8xi64>",
+                         "tensor<8xi64>",
+                         lambda: (torch.tensor([2, -1, -1, 1, 3, 0, -2, 5]),
+                                  torch.tensor([-1, -3, -2, -5, 2, 0, 3, 30])),
+                         torch.pow),
     "literal_weight": ("%x: tensor<9x9xi32>",
                        "%w = thunder.constant dense<" + str([[i * 9 + j for j in range(9)] for i in range(9)]) +
                        "> : tensor<9x9xi32>\n    %0 = thunder.add %x, %w : tensor<9x9xi32>\n"

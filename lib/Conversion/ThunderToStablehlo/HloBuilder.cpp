@@ -81,8 +81,12 @@ static TypedAttr elementAttr(OpBuilder &b, Type element, double value) {
 }
 
 Value HloBuilder::splat(RankedTensorType type, double value) {
-  return constant(SplatElementsAttr::get(
-      type, elementAttr(b, type.getElementType(), value)));
+  // A rank-0 constant broadcast to the shape, as jax writes it: XLA turns a
+  // full-shape splat constant into a literal of that size.
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  Value scalar = constant(SplatElementsAttr::get(
+      scalarType, elementAttr(b, type.getElementType(), value)));
+  return broadcastInDim(scalar, type, {});
 }
 
 Value HloBuilder::lowest(Type element) {

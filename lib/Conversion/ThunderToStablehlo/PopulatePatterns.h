@@ -73,8 +73,8 @@ public:
 
   /// `stablehlo.constant` of an elements attribute.
   Value constant(ElementsAttr value);
-  /// A splat constant of `type` holding `value` (integers truncate, i1 is
-  /// `value != 0`).
+  /// `value` (integers truncate, i1 is `value != 0`) in the shape of `type`:
+  /// a rank-0 `stablehlo.constant`, broadcast unless `type` is rank 0.
   Value splat(RankedTensorType type, double value);
   /// A rank-0 constant of `element` holding `value`.
   Value scalar(Type element, double value) {

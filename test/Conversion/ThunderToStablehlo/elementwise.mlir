@@ -95,7 +95,8 @@ func.func @main(%a: tensor<5xf32>, %b: tensor<5xf32>, %i: tensor<5xi64>, %p: ten
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[A:.+]]: tensor<6xi64>, %[[B:.+]]: tensor<6xi64>)
 // CHECK:      %[[R:.+]] = "stablehlo.remainder"(%[[A]], %[[B]])
-// CHECK:      %[[ZERO:.+]] = "stablehlo.constant"() {value = dense<0> : tensor<6xi64>}
+// CHECK:      %[[ZERO_S:.+]] = "stablehlo.constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+// CHECK:      %[[ZERO:.+]] = "stablehlo.broadcast_in_dim"(%[[ZERO_S]]) {broadcast_dimensions = array<i64>} : (tensor<i64>) -> tensor<6xi64>
 // CHECK:      %[[NZ:.+]] = "stablehlo.compare"(%[[R]], %[[ZERO]]) {{.*}}comparison_direction NE
 // CHECK:      %[[RNEG:.+]] = "stablehlo.compare"(%[[R]], %[[ZERO]]) {{.*}}comparison_direction LT
 // CHECK:      %[[BNEG:.+]] = "stablehlo.compare"(%[[B]], %[[ZERO]]) {{.*}}comparison_direction LT
@@ -147,15 +148,19 @@ func.func @main(%a: tensor<6xf32>, %b: tensor<6xf32>) -> tensor<6xf32> {
 // max then min so that NaN propagates as in torch.clamp.
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
-// CHECK:      %[[Z:.+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<2x3xf32>}
+// CHECK:      %[[Z_S:.+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[Z:.+]] = "stablehlo.broadcast_in_dim"(%[[Z_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x3xf32>
 // CHECK:      %[[RELU:.+]] = "stablehlo.maximum"(%[[X]], %[[Z]])
-// CHECK:      %[[LO:.+]] = "stablehlo.constant"() {value = dense<-5.000000e-01> : tensor<2x3xf32>}
+// CHECK:      %[[LO_S:.+]] = "stablehlo.constant"() {value = dense<-5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[LO:.+]] = "stablehlo.broadcast_in_dim"(%[[LO_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x3xf32>
 // CHECK:      %[[CL:.+]] = "stablehlo.maximum"(%[[RELU]], %[[LO]])
-// CHECK:      %[[HI:.+]] = "stablehlo.constant"() {value = dense<6.000000e+00> : tensor<2x3xf32>}
+// CHECK:      %[[HI_S:.+]] = "stablehlo.constant"() {value = dense<6.000000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[HI:.+]] = "stablehlo.broadcast_in_dim"(%[[HI_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x3xf32>
 // CHECK:      %[[CH:.+]] = "stablehlo.minimum"(%[[CL]], %[[HI]])
 // CHECK:      %[[SIG:.+]] = "stablehlo.logistic"(%[[CH]])
 // CHECK:      %[[SILU:.+]] = "stablehlo.multiply"(%[[CH]], %[[SIG]])
-// CHECK:      %[[ONE:.+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<2x3xf32>}
+// CHECK:      %[[ONE_S:.+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[ONE:.+]] = "stablehlo.broadcast_in_dim"(%[[ONE_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x3xf32>
 // CHECK:      %[[REC:.+]] = "stablehlo.divide"(%[[ONE]], %[[SILU]])
 // CHECK:      "chlo.erf"
 // CHECK:      "stablehlo.tanh"
@@ -176,7 +181,8 @@ func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
 // CHECK:      %[[I:.+]] = "stablehlo.convert"(%[[X]]) : (tensor<4xf32>) -> tensor<4xi64>
-// CHECK:      %[[Z:.+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<4xf32>}
+// CHECK:      %[[Z_S:.+]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[Z:.+]] = "stablehlo.broadcast_in_dim"(%[[Z_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4xf32>
 // CHECK:      %[[B:.+]] = "stablehlo.compare"(%[[X]], %[[Z]]) {{.*}}comparison_direction NE
 // CHECK:      %[[F:.+]] = "stablehlo.convert"(%[[B]]) : (tensor<4xi1>) -> tensor<4xf16>
 // CHECK:      return %[[I]], %[[F]]

@@ -84,7 +84,8 @@ func.func @main(%x: tensor<1x3x9x9xf32>) -> tensor<1x3x5x5xf32> {
 // CHECK-SAME: (%[[X:.+]]: tensor<1x3x9x9xf32>)
 // CHECK:      %[[SUM:.+]] = "stablehlo.reduce_window"(%[[X]], %{{.+}}) ({
 // CHECK:      }) {padding = dense<{{\[\[}}0, 0], [0, 0], [0, 1], [0, 1]]> : tensor<4x2xi64>, {{.*}}window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}
-// CHECK:      %[[ONES:.+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<1x3x9x9xf32>}
+// CHECK:      %[[ONES_S:.+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[ONES:.+]] = "stablehlo.broadcast_in_dim"(%[[ONES_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<1x3x9x9xf32>
 // CHECK:      %[[COUNT:.+]] = "stablehlo.reduce_window"(%[[ONES]], %{{.+}}) ({
 // CHECK:      }) {padding = dense<{{\[\[}}0, 0], [0, 0], [0, 1], [0, 1]]> : tensor<4x2xi64>
 // CHECK:      %[[AVG:.+]] = "stablehlo.divide"(%[[SUM]], %[[COUNT]])
@@ -98,7 +99,8 @@ func.func @main(%x: tensor<1x3x9x9xf32>) -> tensor<1x3x5x5xf32> {
 
 // avg_pool with count_include_pad: the ones are padded with ones.
 // CHECK-LABEL: func.func @main
-// CHECK:      %[[ONES:.+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<1x2x6x6xf32>}
+// CHECK:      %[[ONES_S:.+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[ONES:.+]] = "stablehlo.broadcast_in_dim"(%[[ONES_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<1x2x6x6xf32>
 // CHECK:      %[[ONE:.+]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<f32>}
 // CHECK:      "stablehlo.pad"(%[[ONES]], %[[ONE]]) {edge_padding_high = array<i64: 0, 0, 1, 1>, edge_padding_low = array<i64: 0, 0, 1, 1>, {{.*}}} : (tensor<1x2x6x6xf32>, tensor<f32>) -> tensor<1x2x8x8xf32>
 func.func @main(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {

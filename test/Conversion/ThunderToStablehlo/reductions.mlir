@@ -25,7 +25,8 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<1x1xf32> {
 // CHECK:      %[[SUM:.+]] = "stablehlo.reduce"(%[[UP]], %{{.+}})
 // CHECK:      "stablehlo.add"
 // CHECK:      }) {dimensions = array<i64: 0>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<8xf32>
-// CHECK:      %[[N:.+]] = "stablehlo.constant"() {value = dense<4.000000e+00> : tensor<8xf32>}
+// CHECK:      %[[N_S:.+]] = "stablehlo.constant"() {value = dense<4.000000e+00> : tensor<f32>} : () -> tensor<f32>
+// CHECK:      %[[N:.+]] = "stablehlo.broadcast_in_dim"(%[[N_S]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<8xf32>
 // CHECK:      %[[MEAN:.+]] = "stablehlo.divide"(%[[SUM]], %[[N]])
 // CHECK:      %[[DOWN:.+]] = "stablehlo.convert"(%[[MEAN]]) : (tensor<8xf32>) -> tensor<8xbf16>
 // CHECK:      return %[[DOWN]]
