@@ -18,15 +18,6 @@ using namespace mlir::thunder::stablehlo;
 
 namespace {
 
-std::string list(ArrayRef<int64_t> values) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "[";
-  llvm::interleaveComma(values, os);
-  os << "]";
-  return text;
-}
-
 /// The precision_config of a contraction over `element`, or none.
 std::optional<NamedAttribute> precision(HloBuilder &h, Type element) {
   auto f = dyn_cast<FloatType>(element);
@@ -36,10 +27,6 @@ std::optional<NamedAttribute> precision(HloBuilder &h, Type element) {
   return h.attr("precision_config",
                 h.builder().getArrayAttr({highest, highest}));
 }
-
-/// The element type a contraction over `element` produces before rounding
-/// to the result type.
-Type contractionType(Type element) { return accumulatorType(element); }
 
 FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, HloBuilder &h) {
   Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
@@ -58,10 +45,10 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, HloBuilder 
   }
   std::string numbers = "dot<";
   if (!batch.empty())
-    numbers += "lhs_batching_dimensions = " + list(batch) +
-               ", rhs_batching_dimensions = " + list(batch) + ", ";
-  numbers += "lhs_contracting_dimensions = " + list({lhsContract}) +
-             ", rhs_contracting_dimensions = " + list({rhsContract}) + ">";
+    numbers += "lhs_batching_dimensions = " + dimList(batch) +
+               ", rhs_batching_dimensions = " + dimList(batch) + ", ";
+  numbers += "lhs_contracting_dimensions = " + dimList({lhsContract}) +
+             ", rhs_contracting_dimensions = " + dimList({rhsContract}) + ">";
   auto resultType = cast<RankedTensorType>(op.getType());
   Type element = resultType.getElementType();
   SmallVector<NamedAttribute> attrs{
@@ -69,7 +56,7 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, HloBuilder 
   if (auto p = precision(h, element))
     attrs.push_back(*p);
   Value r = h.op("dot_general", {lhs, rhs},
-                 resultType.clone(contractionType(element)), attrs);
+                 resultType.clone(accumulatorType(element)), attrs);
   return h.convert(r, element);
 }
 
@@ -112,7 +99,7 @@ FailureOr<Value> lowerConvolution(ConvolutionOp op,
       h.attr("batch_group_count", h.i64(1))};
   if (auto p = precision(h, element))
     attrs.push_back(*p);
-  Type acc = contractionType(element);
+  Type acc = accumulatorType(element);
   Value r = h.op("convolution", {adaptor.getInput(), adaptor.getWeight()},
                  resultType.clone(acc), attrs);
   if (Value bias = adaptor.getBias())

@@ -1,4 +1,4 @@
-//===- PopulatePatterns.h - The op families of ThunderToStablehlo -*- C++ -*-===//
+//===- PopulatePatterns.h - ThunderToStablehlo op families ------*- C++ -*-===//
 //
 // One populate function per op family (one file each), and the builder of
 // StableHLO operations in generic form they share.
@@ -124,6 +124,9 @@ private:
   OpBuilder &b;
   Location loc;
 };
+
+/// `[a, b, c]`: a dimension list in a dimension-numbers attribute.
+std::string dimList(ArrayRef<int64_t> values);
 
 /// The element type of a ranked tensor value.
 inline Type elementOf(Value v) {
