@@ -385,6 +385,10 @@ LINALG = {
     "avg_pool2d_ceil": (torch.nn.AvgPool2d(2, stride=2, ceil_mode=True), lambda: (_randn(1, 2, 7, 9),)),
     "avg_pool2d_ceil_pad": (torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True),
                             lambda: (_randn(1, 2, 8, 8),)),
+    "avg_pool1d_ceil_pad": (torch.nn.AvgPool1d(4, stride=3, padding=2, ceil_mode=True),
+                            lambda: (_randn(2, 3, 12),)),
+    "max_pool3d": (torch.nn.MaxPool3d(2, stride=(1, 2, 2), padding=1), lambda: (_randn(1, 2, 4, 5, 6),)),
+    "matvec": (lambda a, v: a @ v + v @ a.transpose(-1, -2) @ a, lambda: (_randn(5, 5), _randn(5, seed=1))),
     "adaptive_avg_pool": (torch.nn.AdaptiveAvgPool2d(1), lambda: (_randn(2, 3, 5, 7),)),
 }
 
