@@ -521,6 +521,14 @@ DIRECT = {
                          lambda: (torch.tensor([2, -1, -1, 1, 3, 0, -2, 5]),
                                   torch.tensor([-1, -3, -2, -5, 2, 0, 3, 30])),
                          torch.pow),
+    # f8 round trips (the importer moves f8 weights through convert).
+    **{f"convert_{name}": ("%a: tensor<64xf32>",
+                           f"%0 = thunder.convert %a : tensor<64xf32> -> tensor<64x{name}>\n"
+                           f"    %1 = thunder.convert %0 : tensor<64x{name}> -> tensor<64xf32>\n"
+                           "    return %1 : tensor<64xf32>",
+                           "tensor<64xf32>", lambda: (_randn(64) * 50,),
+                           lambda a, dtype=dtype: a.to(dtype).float())
+       for name, dtype in (("f8E4M3FN", torch.float8_e4m3fn), ("f8E5M2", torch.float8_e5m2))},
     "literal_weight": ("%x: tensor<9x9xi32>",
                        "%w = thunder.constant dense<" + str([[i * 9 + j for j in range(9)] for i in range(9)]) +
                        "> : tensor<9x9xi32>\n    %0 = thunder.add %x, %w : tensor<9x9xi32>\n"
