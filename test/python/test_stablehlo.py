@@ -265,6 +265,8 @@ ELEMENTWISE = {
                   lambda: (_randn(4, 9, dtype=torch.float16),), _F16),
     "unary_bf16": (lambda x: torch.exp(x) + torch.erf(x) * torch.rsqrt(x.abs() + 1),
                    lambda: (_randn(4, 9, dtype=torch.bfloat16),), _BF16),
+    "add_mul_i8": (lambda a, b: a * b + a, lambda: (_randint(-100, 100, 5, 3, dtype=torch.int8),
+                                                    _randint(-100, 100, 5, 3, dtype=torch.int8, seed=1))),
     "neg_abs_relu_i64": (lambda x: torch.stack([-x, x.abs(), torch.relu(x)]),
                          lambda: (_randint(-9, 9, 3, 5),)),
     "gelu": (torch.nn.functional.gelu, lambda: (_randn(6, 17) * 3,)),
@@ -310,6 +312,12 @@ REDUCTIONS = {
     "argmax_keepdim_i32": (lambda x: x.argmax(dim=0, keepdim=True),
                            lambda: (_randint(-2, 2, 6, 11, dtype=torch.int32),)),
     "cumsum": (lambda x: torch.cumsum(x, dim=1), lambda: (_randn(3, 17),)),
+    # NaN is the extreme of max/min and of argmax/argmin (the first NaN's index).
+    "nan": (lambda x: torch.stack([x.amax(dim=1), x.amin(dim=1), x.argmax(dim=1).float(),
+                                   x.argmin(dim=1).float(), torch.relu(x).sum(dim=1)]),
+            lambda: (torch.tensor([[1.0, float("nan"), 3.0, float("nan")],
+                                   [float("nan"), -1.0, 2.0, 2.0],
+                                   [0.5, 4.0, 4.0, -7.0]]),)),
     "cumsum_i64": (lambda x: torch.cumsum(x, dim=0), lambda: (_randint(-9, 9, 7, 2),)),
 }
 
@@ -377,6 +385,10 @@ LINALG = {
     "avg_pool2d_ceil": (torch.nn.AvgPool2d(2, stride=2, ceil_mode=True), lambda: (_randn(1, 2, 7, 9),)),
     "avg_pool2d_ceil_pad": (torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True),
                             lambda: (_randn(1, 2, 8, 8),)),
+    "avg_pool1d_ceil_pad": (torch.nn.AvgPool1d(4, stride=3, padding=2, ceil_mode=True),
+                            lambda: (_randn(2, 3, 12),)),
+    "max_pool3d": (torch.nn.MaxPool3d(2, stride=(1, 2, 2), padding=1), lambda: (_randn(1, 2, 4, 5, 6),)),
+    "matvec": (lambda a, v: a @ v + v @ a.transpose(-1, -2) @ a, lambda: (_randn(5, 5), _randn(5, seed=1))),
     "adaptive_avg_pool": (torch.nn.AdaptiveAvgPool2d(1), lambda: (_randn(2, 3, 5, 7),)),
 }
 
@@ -404,6 +416,12 @@ CONVOLUTIONS = {
 def test_convolution(name, tmp_path, build_dir):
     kwargs, dims, shape = CONVOLUTIONS[name]
     check(_conv(dims, **kwargs), (_randn(*shape),), tmp_path, build_dir, 1e-5, 1e-5)
+
+
+def test_convolution_bf16(tmp_path, build_dir):
+    """bf16 weights and activations: accumulated in f32, rounded once."""
+    conv = _conv(2, in_channels=3, out_channels=4, kernel_size=3, padding=1).to(torch.bfloat16)
+    check(conv, (_randn(2, 3, 6, 7, dtype=torch.bfloat16),), tmp_path, build_dir, 2e-2, 2e-2)
 
 
 def test_dynamic_shape_refused(tmp_path, build_dir):
@@ -496,6 +514,21 @@ DIRECT = {
                "%0 = thunder.expand %x : tensor<1x4xf32> -> tensor<2x3x4xf32>\n"
                "    return %0 : tensor<2x3x4xf32>",
                "tensor<2x3x4xf32>", lambda: (_randn(1, 4),), lambda x: x.expand(2, 3, 4)),
+    # Negative integer exponents: 0 unless the base is 1 or -1 (PyTorch's integer pow).
+    "pow_i64_negative": ("%a: tensor<8xi64>, %b: tensor<8xi64>",
+                         "%0 = thunder.pow %a, %b : tensor<8xi64>\n    return %0 : tensor<8xi64>",
+                         "tensor<8xi64>",
+                         lambda: (torch.tensor([2, -1, -1, 1, 3, 0, -2, 5]),
+                                  torch.tensor([-1, -3, -2, -5, 2, 0, 3, 30])),
+                         torch.pow),
+    # f8 round trips (the importer moves f8 weights through convert).
+    **{f"convert_{name}": ("%a: tensor<64xf32>",
+                           f"%0 = thunder.convert %a : tensor<64xf32> -> tensor<64x{name}>\n"
+                           f"    %1 = thunder.convert %0 : tensor<64x{name}> -> tensor<64xf32>\n"
+                           "    return %1 : tensor<64xf32>",
+                           "tensor<64xf32>", lambda: (_randn(64) * 50,),
+                           lambda a, dtype=dtype: a.to(dtype).float())
+       for name, dtype in (("f8E4M3FN", torch.float8_e4m3fn), ("f8E5M2", torch.float8_e5m2))},
     "literal_weight": ("%x: tensor<9x9xi32>",
                        "%w = thunder.constant dense<" + str([[i * 9 + j for j in range(9)] for i in range(9)]) +
                        "> : tensor<9x9xi32>\n    %0 = thunder.add %x, %w : tensor<9x9xi32>\n"

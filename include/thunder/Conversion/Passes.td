@@ -17,7 +17,9 @@ def ThunderConvertToStablehlo : Pass<"thunder-convert-to-stablehlo",
     unregistered `stablehlo` dialect (Debian's MLIR has no StableHLO; XLA and
     jaxlib parse the text with the real dialect). Dialect attributes are
     `OpaqueAttr`s (`#stablehlo.dot<...>`, `#stablehlo<comparison_direction GT>`).
-    The pass lets the context accept unregistered dialects.
+    The pass lets the context accept unregistered dialects. StableHLO has
+    no erf: `thunder.erf` (and exact `thunder.gelu`) use `chlo.erf`, which
+    XLA expands itself (jax emits the same op).
 
     Weights: every `thunder.constant` holding a `dense_resource` blob, or a
     dense non-splat value of more than 64 elements, becomes a leading argument

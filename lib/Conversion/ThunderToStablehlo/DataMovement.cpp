@@ -8,7 +8,6 @@
 #include "PopulatePatterns.h"
 
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
-#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::thunder;
@@ -16,25 +15,15 @@ using namespace mlir::thunder::stablehlo;
 
 namespace {
 
-/// `[a, b, c]` for dimension-number attributes.
-std::string list(ArrayRef<int64_t> values) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "[";
-  llvm::interleaveComma(values, os);
-  os << "]";
-  return text;
-}
-
 /// `stablehlo.gather` of `operand` at `indices` with the given dimension
 /// numbers; `slice` holds the slice sizes.
 Value gather(HloBuilder &h, Value operand, Value indices, RankedTensorType result,
              ArrayRef<int64_t> offsetDims, ArrayRef<int64_t> collapsedDims,
              ArrayRef<int64_t> startIndexMap, int64_t indexVectorDim,
              ArrayRef<int64_t> sliceSizes) {
-  std::string numbers = "gather<offset_dims = " + list(offsetDims) +
-                        ", collapsed_slice_dims = " + list(collapsedDims) +
-                        ", start_index_map = " + list(startIndexMap) +
+  std::string numbers = "gather<offset_dims = " + dimList(offsetDims) +
+                        ", collapsed_slice_dims = " + dimList(collapsedDims) +
+                        ", start_index_map = " + dimList(startIndexMap) +
                         ", index_vector_dim = " + std::to_string(indexVectorDim) +
                         ">";
   return h.op("gather", {operand, indices}, result,

@@ -66,9 +66,9 @@ Value pythonRemainder(HloBuilder &h, Value a, Value b) {
   Value r = h.binary("remainder", a, b);
   Value zero = h.splatLike(r, 0);
   Value nonzero = h.compare("NE", r, zero);
-  Value signsDiffer = h.compare("NE", h.compare("LT", r, zero),
-                                h.compare("LT", b, zero));
-  Value fix = h.binary("and", nonzero, signsDiffer);
+  Value rNegative = h.compare("LT", r, zero);
+  Value bNegative = h.compare("LT", b, zero);
+  Value fix = h.binary("and", nonzero, h.compare("NE", rNegative, bNegative));
   return h.select(fix, h.add(r, b), r);
 }
 
@@ -79,9 +79,10 @@ Value floorDivide(HloBuilder &h, Value a, Value b) {
   Value zero = h.splatLike(a, 0);
   Value one = h.splatLike(a, 1);
   Value mod = h.binary("remainder", a, b);
-  Value fix = h.binary("and", h.compare("NE", mod, zero),
-                       h.compare("NE", h.compare("LT", b, zero),
-                                 h.compare("LT", mod, zero)));
+  Value nonzero = h.compare("NE", mod, zero);
+  Value bNegative = h.compare("LT", b, zero);
+  Value modNegative = h.compare("LT", mod, zero);
+  Value fix = h.binary("and", nonzero, h.compare("NE", bNegative, modNegative));
   if (!isa<FloatType>(elementOf(a))) {
     Value q = h.div(a, b);
     return h.select(fix, h.sub(q, one), q);
@@ -89,7 +90,8 @@ Value floorDivide(HloBuilder &h, Value a, Value b) {
   Value div = h.div(h.sub(a, mod), b);
   div = h.select(fix, h.sub(div, one), div);
   Value floored = h.unary("floor", div);
-  Value roundUp = h.compare("GT", h.sub(div, floored), h.splatLike(a, 0.5));
+  Value fraction = h.sub(div, floored);
+  Value roundUp = h.compare("GT", fraction, h.splatLike(a, 0.5));
   floored = h.select(roundUp, h.add(floored, one), floored);
   // A zero quotient keeps the sign of the true quotient; b == 0 gives a / b.
   Value quotient = h.div(a, b);
@@ -109,8 +111,10 @@ FailureOr<Value> lowerDiv(DivOp op, DivOp::Adaptor adaptor, HloBuilder &h) {
       return h.div(a, b); // StableHLO's integer division truncates.
     return inOpmath(h, {a, b}, [&](ValueRange args) {
       Value q = h.div(args[0], args[1]);
-      return h.select(h.compare("LT", q, h.splatLike(q, 0)),
-                      h.unary("ceil", q), h.unary("floor", q));
+      Value negative = h.compare("LT", q, h.splatLike(q, 0));
+      Value up = h.unary("ceil", q);
+      Value down = h.unary("floor", q);
+      return h.select(negative, up, down);
     });
   case RoundingMode::Floor:
     return inOpmath(h, {a, b}, [&](ValueRange args) {
@@ -130,12 +134,14 @@ FailureOr<Value> lowerGelu(GeluOp op, GeluOp::Adaptor adaptor, HloBuilder &h) {
       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
       Value cube = h.mul(h.mul(x, x), x);
       Value poly = h.add(x, h.mul(h.splatLike(x, 0.044715), cube));
-      inner = h.unary("tanh", h.mul(h.splatLike(x, std::sqrt(2.0 / M_PI)), poly));
+      Value scale = h.splatLike(x, std::sqrt(2.0 / M_PI));
+      inner = h.unary("tanh", h.mul(scale, poly));
     } else {
       // 0.5 x (1 + erf(x / sqrt(2)))
       inner = erf(h, h.mul(x, h.splatLike(x, M_SQRT1_2)));
     }
-    return h.mul(h.mul(half, x), h.add(one, inner));
+    Value halfX = h.mul(half, x);
+    return h.mul(halfX, h.add(one, inner));
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <limits>
@@ -18,6 +19,15 @@ using namespace mlir::thunder::stablehlo;
 bool mlir::thunder::stablehlo::isNarrowFloat(Type element) {
   auto f = dyn_cast<FloatType>(element);
   return f && f.getWidth() < 32;
+}
+
+std::string mlir::thunder::stablehlo::dimList(ArrayRef<int64_t> values) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[";
+  llvm::interleaveComma(values, os);
+  os << "]";
+  return text;
 }
 
 Type mlir::thunder::stablehlo::accumulatorType(Type element) {
@@ -81,8 +91,12 @@ static TypedAttr elementAttr(OpBuilder &b, Type element, double value) {
 }
 
 Value HloBuilder::splat(RankedTensorType type, double value) {
-  return constant(SplatElementsAttr::get(
-      type, elementAttr(b, type.getElementType(), value)));
+  // A rank-0 constant broadcast to the shape, as jax writes it: XLA turns a
+  // full-shape splat constant into a literal of that size.
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  Value scalar = constant(SplatElementsAttr::get(
+      scalarType, elementAttr(b, type.getElementType(), value)));
+  return broadcastInDim(scalar, type, {});
 }
 
 Value HloBuilder::lowest(Type element) {

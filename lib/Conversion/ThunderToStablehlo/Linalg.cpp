@@ -18,15 +18,6 @@ using namespace mlir::thunder::stablehlo;
 
 namespace {
 
-std::string list(ArrayRef<int64_t> values) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "[";
-  llvm::interleaveComma(values, os);
-  os << "]";
-  return text;
-}
-
 /// The precision_config of a contraction over `element`, or none.
 std::optional<NamedAttribute> precision(HloBuilder &h, Type element) {
   auto f = dyn_cast<FloatType>(element);
@@ -36,10 +27,6 @@ std::optional<NamedAttribute> precision(HloBuilder &h, Type element) {
   return h.attr("precision_config",
                 h.builder().getArrayAttr({highest, highest}));
 }
-
-/// The element type a contraction over `element` produces before rounding
-/// to the result type.
-Type contractionType(Type element) { return accumulatorType(element); }
 
 FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, HloBuilder &h) {
   Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
@@ -58,10 +45,10 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, HloBuilder 
   }
   std::string numbers = "dot<";
   if (!batch.empty())
-    numbers += "lhs_batching_dimensions = " + list(batch) +
-               ", rhs_batching_dimensions = " + list(batch) + ", ";
-  numbers += "lhs_contracting_dimensions = " + list({lhsContract}) +
-             ", rhs_contracting_dimensions = " + list({rhsContract}) + ">";
+    numbers += "lhs_batching_dimensions = " + dimList(batch) +
+               ", rhs_batching_dimensions = " + dimList(batch) + ", ";
+  numbers += "lhs_contracting_dimensions = " + dimList({lhsContract}) +
+             ", rhs_contracting_dimensions = " + dimList({rhsContract}) + ">";
   auto resultType = cast<RankedTensorType>(op.getType());
   Type element = resultType.getElementType();
   SmallVector<NamedAttribute> attrs{
@@ -69,7 +56,7 @@ FailureOr<Value> lowerMatmul(MatmulOp op, MatmulOp::Adaptor adaptor, HloBuilder 
   if (auto p = precision(h, element))
     attrs.push_back(*p);
   Value r = h.op("dot_general", {lhs, rhs},
-                 resultType.clone(contractionType(element)), attrs);
+                 resultType.clone(accumulatorType(element)), attrs);
   return h.convert(r, element);
 }
 
@@ -112,12 +99,11 @@ FailureOr<Value> lowerConvolution(ConvolutionOp op,
       h.attr("batch_group_count", h.i64(1))};
   if (auto p = precision(h, element))
     attrs.push_back(*p);
-  Type acc = contractionType(element);
+  Type acc = accumulatorType(element);
   Value r = h.op("convolution", {adaptor.getInput(), adaptor.getWeight()},
                  resultType.clone(acc), attrs);
   if (Value bias = adaptor.getBias())
-    r = h.add(r, h.broadcastInDim(h.convert(bias, acc), resultType.clone(acc),
-                                  {1}));
+    r = h.add(r, h.broadcastInDim(h.convert(bias, acc), resultType.clone(acc), {1}));
   return h.convert(r, element);
 }
 
@@ -197,13 +183,16 @@ FailureOr<Value> lowerAvgPool(AvgPoolOp op, AvgPoolOp::Adaptor adaptor,
     paddedShape.push_back(inputType.getDimSize(d) + w.low[d] + w.declaredHigh[d]);
     extraHigh.push_back(std::max<int64_t>(w.high[d] - w.declaredHigh[d], 0));
   }
-  Value ones = h.splat(inputType, 1);
-  Value padValue = h.scalar(acc, op.getCountIncludePad() ? 1 : 0);
-  Value paddedOnes =
-      h.op("pad", {ones, padValue}, tensorOf(paddedShape, acc),
-           {h.attr("edge_padding_low", h.i64Array(w.low)),
-            h.attr("edge_padding_high", h.i64Array(w.declaredHigh)),
-            h.attr("interior_padding", h.i64Array(zeros))});
+  Value paddedOnes = h.splat(inputType, 1);
+  if (llvm::any_of(w.low, [](int64_t p) { return p != 0; }) ||
+      llvm::any_of(w.declaredHigh, [](int64_t p) { return p != 0; })) {
+    Value padValue = h.scalar(acc, op.getCountIncludePad() ? 1 : 0);
+    paddedOnes =
+        h.op("pad", {paddedOnes, padValue}, tensorOf(paddedShape, acc),
+             {h.attr("edge_padding_low", h.i64Array(w.low)),
+              h.attr("edge_padding_high", h.i64Array(w.declaredHigh)),
+              h.attr("interior_padding", h.i64Array(zeros))});
+  }
   Value count = h.reduceWindow(paddedOnes, h.scalar(acc, 0), accResult,
                                w.window, w.strides, w.dilations, zeros,
                                extraHigh, "add");

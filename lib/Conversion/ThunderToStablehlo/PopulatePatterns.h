@@ -1,4 +1,4 @@
-//===- PopulatePatterns.h - The op families of ThunderToStablehlo -*- C++ -*-===//
+//===- PopulatePatterns.h - ThunderToStablehlo op families ------*- C++ -*-===//
 //
 // One populate function per op family (one file each), and the builder of
 // StableHLO operations in generic form they share.
@@ -73,8 +73,8 @@ public:
 
   /// `stablehlo.constant` of an elements attribute.
   Value constant(ElementsAttr value);
-  /// A splat constant of `type` holding `value` (integers truncate, i1 is
-  /// `value != 0`).
+  /// `value` (integers truncate, i1 is `value != 0`) in the shape of `type`:
+  /// a rank-0 `stablehlo.constant`, broadcast unless `type` is rank 0.
   Value splat(RankedTensorType type, double value);
   /// A rank-0 constant of `element` holding `value`.
   Value scalar(Type element, double value) {
@@ -124,6 +124,9 @@ private:
   OpBuilder &b;
   Location loc;
 };
+
+/// `[a, b, c]`: a dimension list in a dimension-numbers attribute.
+std::string dimList(ArrayRef<int64_t> values);
 
 /// The element type of a ranked tensor value.
 inline Type elementOf(Value v) {

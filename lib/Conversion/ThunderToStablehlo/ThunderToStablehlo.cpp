@@ -40,48 +40,47 @@ bool isStatic(Type type) {
   return tensor && tensor.hasStaticShape();
 }
 
-/// Reports every op of `main` the patterns cannot convert, at its location.
-/// Returns the number reported.
+/// Reports every op of `main` the patterns cannot convert, at its location
+/// (not the ops nested in one reported: a fusion region's body). Returns the
+/// number reported.
 unsigned reportUnconvertible(func::FuncOp main,
                              const FrozenRewritePatternSet &patterns) {
   const auto &byOp = patterns.getOpSpecificNativePatterns();
   unsigned count = 0;
-  main.walk([&](Operation *op) {
+  auto report = [&](Operation *op) {
+    ++count;
+    return op->emitError() << "thunder-convert-to-stablehlo: '"
+                           << op->getName() << "' ";
+  };
+  main.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
     if (op == main.getOperation() || isa<func::ReturnOp>(op))
-      return;
-    if (!isa<ThunderDialect>(op->getDialect())) {
-      if (!op->getDialect() && op->getName().getStringRef().starts_with("stablehlo."))
-        return; // already converted
-      op->emitError() << "thunder-convert-to-stablehlo: '" << op->getName()
-                      << "' is not a thunder op; only thunder IR at the graph "
-                         "phase converts to StableHLO";
-      ++count;
-      return;
+      return WalkResult::advance();
+    if (!isa_and_nonnull<ThunderDialect>(op->getDialect())) {
+      report(op) << "is not a thunder op; only thunder IR at the graph phase "
+                    "converts to StableHLO";
+      return WalkResult::skip();
     }
     if (auto weight = dyn_cast<WeightOp>(op)) {
-      weight.emitError() << "thunder-convert-to-stablehlo: external weight '"
-                         << weight.getName()
-                         << "' is not supported; the tpu target takes weights "
-                            "as constants (import without external weights)";
-      ++count;
-      return;
+      report(op) << "(external weight '" << weight.getName()
+                 << "') is not supported: the tpu target takes weights as "
+                    "constants (compile without external weights)";
+      return WalkResult::skip();
     }
-    for (Type type : llvm::concat<Type>(llvm::to_vector(op->getOperandTypes()),
-                                        llvm::to_vector(op->getResultTypes()))) {
+    SmallVector<Type> types(op->getOperandTypes());
+    llvm::append_range(types, op->getResultTypes());
+    for (Type type : types) {
       if (!isStatic(type)) {
-        op->emitError() << "thunder-convert-to-stablehlo: '" << op->getName()
-                        << "' has a dynamic shape (" << type
-                        << "); the tpu target needs static shapes (export "
-                           "with static shapes)";
-        ++count;
-        return;
+        report(op) << "has a dynamic shape (" << type
+                   << "): the tpu target needs static shapes (export with "
+                      "static shapes)";
+        return WalkResult::skip();
       }
     }
     if (!byOp.count(op->getName())) {
-      op->emitError() << "thunder-convert-to-stablehlo: '" << op->getName()
-                      << "' has no StableHLO lowering";
-      ++count;
+      report(op) << "has no StableHLO lowering";
+      return WalkResult::skip();
     }
+    return WalkResult::advance();
   });
   return count;
 }
