@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "thunder/Target/CPU/CPUBackend.h"
 #include "thunder/Target/CUDA/CUDABackend.h"
+#include "thunder/Target/HIP/HIPBackend.h"
 #include "thunder/Target/TargetBackend.h"
 
 void thunder::registerAllTargetBackends() {
   registerCPUTargetBackend();
   registerCUDATargetBackend();
+  registerHIPTargetBackend();
 }
