@@ -292,7 +292,7 @@ class _Entry:
             if syms[d] and symbols.setdefault(syms[d], size) != size:
                 return (f"{who}: dim {d} is {size}, but it shares symbol {syms[d]} with a "
                         f"dim of size {symbols[syms[d]]}")
-        if value.device.type != self.model.native.device:
+        if value.device.type != runtime._torch_device_type(self.model.native.device):
             return f"{who} is on {value.device}"
         return None
 
