@@ -261,6 +261,17 @@ def test_loading_without_gemm_libraries_names_them(fake_hip, zoo_libraries, tmp_
     assert "function _ZN12_GLOBAL__N_113thunder_probeEv" in log.read_text()
 
 
+def test_loading_without_miopen_names_it(fake_hip, tmp_path):
+    """A convolution with the same padding on both sides goes through MIOpen."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU()).eval()
+    program = thunder.export(model, (torch.randn(1, 3, 16, 16),))
+    result = program.module.compile(str(tmp_path / "conv"), target="hip", name="conv",
+                                    arch="gfx942")
+    run = _with_fake(fake_hip, pathlib.Path(result["library"]), tmp_path / "log")
+    assert run.returncode != 0
+    assert "convolutions need MIOpen: libMIOpen.so not found" in run.stderr, run.stderr
+
+
 def test_host_program_launches_kernels_of_the_bundle(fake_hip, tmp_path):
     """Create and run through the stand-in runtime: the bundle clang embedded is loaded,
     every kernel launched is looked up by its device name and found among the code

@@ -32,9 +32,18 @@ namespace thunder {
 /// bf16, and f64 through rocBLAS.
 static bool isBlasType(Type t) { return t.isF32() || t.isF64() || t.isF16() || t.isBF16(); }
 
-/// No convolution goes through MIOpen yet: im2col + GEMM or the direct
-/// kernel (thunder_hip_libs.h).
-static bool usesMiopen(mlir::thunder::ConvolutionOp) { return false; }
+/// Whether a convolution goes through MIOpen: the same padding on both
+/// sides of every spatial dim (what its convolution descriptor holds) and a
+/// type MIOpen fully supports (f32, f16; bf16). Else im2col + GEMM or the
+/// direct kernel (thunder_hip_libs.h).
+static bool usesMiopen(mlir::thunder::ConvolutionOp c) {
+  ArrayRef<int64_t> pad = c.getPadding();
+  for (size_t s = 0; s + 1 < pad.size(); s += 2)
+    if (pad[s] != pad[s + 1])
+      return false;
+  Type t = cast<RankedTensorType>(c.getType()).getElementType();
+  return t.isF32() || t.isF16() || t.isBF16();
+}
 
 /// HIP as an instance of the GPU code generator.
 static const gpu::GpuDialect &hipDialect() {

@@ -5,8 +5,8 @@
 // create(), only when the model has GEMMs; the subsets of their C APIs
 // Thunder calls are declared here, written from AMD's API references), else
 // a tiled kernel of ours (the types they lack: integers, f8, f64 on
-// hipBLASLt). Convolutions are im2col + GEMM or a direct kernel (MIOpen is
-// not called yet). Last, the Runtime: streams, events, the libraries'
+// hipBLASLt). Convolutions go through MIOpen (likewise opened at create()),
+// else im2col + GEMM, else a direct kernel. Last, the Runtime: streams, events, the libraries'
 // handles, HIP graphs.
 #ifndef THUNDER_HIP_LIBS_H
 #define THUNDER_HIP_LIBS_H
@@ -452,18 +452,203 @@ void matmul(const Ctx &c, const T *lhs, const T *rhs, T *out, i64 batch, i64 m, 
 
 
 //===--------------------------------------------------------------------===//
-// Convolutions: im2col + GEMM, or a direct kernel
+// MIOpen, loaded at create() when the model has convolutions it takes (the
+// subset of miopen.h Thunder uses; ROCm 6 and 7)
 //===--------------------------------------------------------------------===//
 
-/// The convolution library's state. MIOpen is not called yet: a HIP model
-/// never needs it (GpuLibraries::convTakes is false), so load() is never
-/// reached.
+namespace dnn_api {
+using Status = int;                                   // miopenStatus_t
+using Handle = struct miopenHandle *;                 // miopenHandle_t
+using TensorDesc = struct miopenTensorDescriptor *;   // miopenTensorDescriptor_t
+using ConvDesc = struct miopenConvolutionDescriptor *; // miopenConvolutionDescriptor_t
+struct AlgoPerf { // miopenConvAlgoPerf_t
+  int algo;       // the union's fwd_algo (miopenConvFwdAlgorithm_t)
+  float time;
+  size_t memory;
+};
+constexpr int kSuccess = 0;                             // miopenStatus_t
+constexpr int kHalf = 0, kFloat = 1, kBFloat16 = 5;     // miopenDataType_t
+constexpr int kConvolution = 0;                         // miopenConvolutionMode_t
+constexpr int kMaxAlgos = 8;
+} // namespace dnn_api
+
+/// MIOpen: the convolution library of a HIP model.
 struct Dnn {
+  using Status = dnn_api::Status;
+  using Handle = dnn_api::Handle;
+  using TensorDesc = dnn_api::TensorDesc;
+  using ConvDesc = dnn_api::ConvDesc;
+  Handle handle = nullptr;
+  const char *(*errorString)(Status) = nullptr;
+  Status (*create)(Handle *) = nullptr;
+  Status (*destroy)(Handle) = nullptr;
+  Status (*setStream)(Handle, hipStream_t) = nullptr;
+  Status (*tensorCreate)(TensorDesc *) = nullptr;
+  Status (*tensorSet)(TensorDesc, int, int, const int *, const int *) = nullptr;
+  Status (*tensorDestroy)(TensorDesc) = nullptr;
+  Status (*convCreate)(ConvDesc *) = nullptr;
+  Status (*convInit)(ConvDesc, int, const int *, const int *, const int *, int) = nullptr;
+  Status (*convGroups)(ConvDesc, int) = nullptr;
+  Status (*convDestroy)(ConvDesc) = nullptr;
+  Status (*find)(Handle, TensorDesc, const void *, TensorDesc, const void *, ConvDesc,
+                 TensorDesc, void *, int, int *, dnn_api::AlgoPerf *, void *, size_t,
+                 bool) = nullptr;
+  Status (*forward)(Handle, const void *, TensorDesc, const void *, TensorDesc, const void *,
+                    ConvDesc, int, const void *, TensorDesc, void *, void *, size_t) = nullptr;
+
+  /// One planned convolution: descriptors and the chosen algorithm.
+  struct Plan {
+    TensorDesc x = nullptr, w = nullptr, y = nullptr;
+    ConvDesc conv = nullptr;
+    int algo = 0;
+    size_t workspace = 0;
+    bool ok = false;
+  };
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, Plan> plans;
+
+  /// Loads libMIOpen; false (with a message) when it is missing.
   bool load(std::string &why) {
-    why = "MIOpen convolutions are not implemented";
-    return false;
+    Library get({"libMIOpen.so", "libMIOpen.so.1"});
+    if (!get.lib) {
+      why = "libMIOpen.so not found (install ROCm's MIOpen and put its lib folder on "
+            "LD_LIBRARY_PATH)";
+      return false;
+    }
+    get(errorString, "miopenGetErrorString");
+    get(create, "miopenCreate");
+    get(destroy, "miopenDestroy");
+    get(setStream, "miopenSetStream");
+    get(tensorCreate, "miopenCreateTensorDescriptor");
+    get(tensorSet, "miopenSetTensorDescriptor");
+    get(tensorDestroy, "miopenDestroyTensorDescriptor");
+    get(convCreate, "miopenCreateConvolutionDescriptor");
+    get(convInit, "miopenInitConvolutionNdDescriptor");
+    get(convGroups, "miopenSetConvolutionGroupCount");
+    get(convDestroy, "miopenDestroyConvolutionDescriptor");
+    get(find, "miopenFindConvolutionForwardAlgorithm");
+    get(forward, "miopenConvolutionForward");
+    if (get.missing) {
+      why = std::string("libMIOpen has no ") + get.missing;
+      return false;
+    }
+    if (create(&handle) != dnn_api::kSuccess) {
+      why = "miopenCreate failed";
+      return false;
+    }
+    return true;
+  }
+
+  ~Dnn() {
+    for (auto &[key, p] : plans) {
+      if (p.x) tensorDestroy(p.x);
+      if (p.w) tensorDestroy(p.w);
+      if (p.y) tensorDestroy(p.y);
+      if (p.conv) convDestroy(p.conv);
+    }
+    if (handle)
+      destroy(handle);
   }
 };
+
+/// T as miopenDataType_t, -1 for the types Thunder does not give MIOpen.
+template <class T> constexpr int dnn_type() {
+  if constexpr (std::is_same_v<T, float>) return dnn_api::kFloat;
+  else if constexpr (std::is_same_v<T, f16>) return dnn_api::kHalf;
+  else if constexpr (std::is_same_v<T, bf16>) return dnn_api::kBFloat16;
+  else return -1;
+}
+
+/// out = conv(in, w) through MIOpen for a convolution whose padding is the
+/// same on both sides, `batch` at most such that every tensor stays under
+/// 2^31 elements. The algorithm is MIOpen's fastest (timed by its Find on
+/// the first run of each shape, outside any graph capture) within the
+/// workspace. False when MIOpen has none (the caller runs a kernel of
+/// ours); a failing call sets c.error.
+template <class T>
+bool dnn_conv(const Ctx &c, const T *in, const T *w, T *out, i64 batch, i64 cin, i64 cout,
+              i64 groups, const Window &win) {
+  using namespace dnn_api;
+  constexpr int type = dnn_type<T>();
+  Dnn *dnn = c.dnn;
+  if (type < 0 || !dnn)
+    return false;
+  // Two spatial dims at least: a 1-D convolution is a 2-D one of height 1.
+  const int spatial = std::max(win.spatial, 2), lead = spatial - win.spatial;
+  int x[5] = {int(batch), int(cin)}, y[5] = {int(batch), int(cout)},
+      f[5] = {int(cout), int(cin / groups)};
+  int pad[3], stride[3], dilation[3];
+  for (int s = 0; s < spatial; ++s) {
+    int k = s - lead;
+    x[s + 2] = k < 0 ? 1 : int(win.in[k]);
+    y[s + 2] = k < 0 ? 1 : int(win.out[k]);
+    f[s + 2] = k < 0 ? 1 : int(win.kernel[k]);
+    pad[s] = k < 0 ? 0 : int(win.pad_lo[k]);
+    stride[s] = k < 0 ? 1 : int(win.stride[k]);
+    dilation[s] = k < 0 ? 1 : int(win.dilation[k]);
+  }
+  const int rank = spatial + 2;
+  auto strides = [rank](const int *dims, int *out_strides) {
+    int s = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      out_strides[d] = s;
+      s *= dims[d];
+    }
+  };
+  std::vector<int64_t> key = {type, rank, groups, int64_t(c.lib_workspace_bytes),
+                              int64_t(alignment_of(in)), int64_t(alignment_of(out))};
+  for (int d = 0; d < rank; ++d)
+    key.insert(key.end(), {x[d], y[d], f[d]});
+  for (int s = 0; s < spatial; ++s)
+    key.insert(key.end(), {pad[s], stride[s], dilation[s]});
+
+  std::lock_guard<std::mutex> lock(dnn->mutex);
+  if (dnn->setStream(dnn->handle, c.stream) != kSuccess)
+    return false;
+  auto [it, fresh] = dnn->plans.try_emplace(key);
+  Dnn::Plan &p = it->second;
+  if (fresh) {
+    int xs[5], ys[5], fs[5];
+    strides(x, xs);
+    strides(y, ys);
+    strides(f, fs);
+    bool ok = dnn->tensorCreate(&p.x) == kSuccess && dnn->tensorCreate(&p.y) == kSuccess &&
+              dnn->tensorCreate(&p.w) == kSuccess && dnn->convCreate(&p.conv) == kSuccess &&
+              dnn->tensorSet(p.x, type, rank, x, xs) == kSuccess &&
+              dnn->tensorSet(p.y, type, rank, y, ys) == kSuccess &&
+              dnn->tensorSet(p.w, type, rank, f, fs) == kSuccess &&
+              dnn->convInit(p.conv, spatial, pad, stride, dilation, kConvolution) == kSuccess &&
+              dnn->convGroups(p.conv, int(groups)) == kSuccess;
+    AlgoPerf perf[kMaxAlgos] = {};
+    int found = 0;
+    if (ok && dnn->find(dnn->handle, p.x, in, p.w, w, p.conv, p.y, out, kMaxAlgos, &found, perf,
+                        c.lib_workspace, c.lib_workspace_bytes, false) == kSuccess) {
+      for (int i = 0; i < found && !p.ok; ++i)
+        if (perf[i].memory <= c.lib_workspace_bytes) {
+          p.algo = perf[i].algo;
+          p.workspace = perf[i].memory;
+          p.ok = true;
+        }
+    }
+    if (!p.ok)
+      fprintf(stderr,
+              "thunder: MIOpen has no algorithm for a %dx%d-channel convolution (groups %d) "
+              "within the %zu-byte workspace; running Thunder's own kernel\n",
+              x[1], y[1], int(groups), c.lib_workspace_bytes);
+  }
+  if (!p.ok)
+    return false;
+  float one = 1, zero = 0;
+  Status s = dnn->forward(dnn->handle, &one, p.x, in, p.w, w, p.conv, p.algo, &zero, p.y, out,
+                          c.lib_workspace, p.workspace);
+  if (s != kSuccess && c.error && !*c.error)
+    *c.error = 2000 + s;
+  return true;
+}
+
+//===--------------------------------------------------------------------===//
+// Convolution: MIOpen; im2col + GEMM or a direct kernel where it cannot
+//===--------------------------------------------------------------------===//
 
 /// cols[b][c * kk + kf][o] = input[b][c][window position of o and kf] (zero
 /// in the padding).
@@ -534,15 +719,15 @@ inline i64 conv_scratch_bytes(i64 elem_bytes, i64 batch, i64 cin, i64 groups, co
   return pointwise ? 0 : (batch * cin * w.taps() * w.out_size() * elem_bytes + 255) / 256 * 256;
 }
 
-/// out = conv(in, w) (+ bias per output channel): im2col + GEMM (ungrouped,
-/// the GEMM libraries' types, the im2col scratch reserved), else the direct
-/// kernel. `symmetric` (whether a convolution library could take it) is
-/// unused until MIOpen is called (docs/hip.md).
+/// out = conv(in, w) (+ bias per output channel). Through MIOpen when the
+/// padding is the same on both sides (`symmetric`, known when the model is
+/// compiled) and the type is one Thunder gives it; else im2col + GEMM
+/// (ungrouped, the GEMM libraries' types, the im2col scratch reserved), else
+/// the direct kernel.
 template <class T>
 void conv(const Ctx &c, const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
           i64 cout, i64 groups, const Window &win, bool symmetric) {
-  (void)symmetric;
-  const i64 out_size = win.out_size(), kk = win.taps();
+  const i64 in_size = win.in_size(), out_size = win.out_size(), kk = win.taps();
   i64 total = batch * cout * out_size;
   if (total == 0)
     return;
@@ -551,6 +736,20 @@ void conv(const Ctx &c, const T *in, const T *w, const T *bias, T *out, i64 batc
       channel_bias_kernel<T><<<grid_for(total, kBlock, c), kBlock, 0, c.stream>>>(
           out, bias, total, cout, out_size);
   };
+  // MIOpen's descriptors hold int sizes and strides: a call takes as many
+  // images as keep every tensor under 2^31 elements.
+  const i64 per_image = std::max(cin * in_size, cout * out_size);
+  if (symmetric && c.dnn && dnn_type<T>() >= 0 && per_image <= INT32_MAX) {
+    const i64 step = INT32_MAX / std::max<i64>(per_image, 1);
+    bool done = true;
+    for (i64 b0 = 0; done && b0 < batch; b0 += step)
+      done = dnn_conv(c, in + b0 * cin * in_size, w, out + b0 * cout * out_size,
+                      std::min(step, batch - b0), cin, cout, groups, win);
+    if (done) {
+      add_bias();
+      return;
+    }
+  }
   const i64 scratch = conv_scratch_bytes(sizeof(T), batch, cin, groups, win);
   if (groups != 1 || blas_type<T>() < 0 || scratch > i64(c.scratch_bytes)) {
     conv_direct_kernel<T><<<grid_for(total, kBlock, c), kBlock, 0, c.stream>>>(
@@ -587,11 +786,14 @@ inline int report(char *error, size_t size, const char *what, hipError_t e) {
 constexpr int kFailureAttention = 1;
 
 /// Writes what failed (Ctx::error's code) into error; returns 1.
-inline int report_library(char *error, size_t size, int code, const Dnn *) {
+inline int report_library(char *error, size_t size, int code, const Dnn *dnn) {
   if (code == kFailureAttention)
     snprintf(error, size, "attention with head dims above 256 is not supported on HIP");
   else if (code >= 3000)
     snprintf(error, size, "rocBLAS failed with status %d", code - 3000);
+  else if (code >= 2000)
+    snprintf(error, size, "MIOpen's convolution failed with status %d (%s)", code - 2000,
+             dnn && dnn->errorString ? dnn->errorString(code - 2000) : "unknown");
   else
     snprintf(error, size, "hipBLASLt failed with status %d", code - 1000);
   return 1;
@@ -621,7 +823,8 @@ public:
   std::mutex mutex;
 
   /// Loads the HIP runtime and the model's code for this device, creates
-  /// streams and events, loads the GEMM libraries (`needs_lt`). HIP graphs
+  /// streams and events, loads the GEMM libraries (`needs_lt`) and MIOpen
+  /// (`needs_dnn`). HIP graphs
   /// are used when THUNDER_HIP_GRAPHS=1 (off by default until checked on an
   /// AMD GPU). `probe` is a kernel of this model: loading it tells whether
   /// the library holds code for this device.
@@ -684,6 +887,10 @@ public:
   }
 
   ~Runtime() {
+    // MIOpen's handle outlives the streams below (members are destroyed
+    // after this body): point it at none of them first.
+    if (have_dnn)
+      dnn.setStream(dnn.handle, nullptr);
     if (exec)
       hipGraphExecDestroy(exec);
     if (capture)
