@@ -206,6 +206,14 @@ def test_loading_without_rocm_names_the_runtime(zoo_libraries):
         thunder.load(str(zoo_libraries["mlp"]))
 
 
+@pytest.mark.skipif(_has_rocm(), reason="this machine has ROCm's HIP runtime")
+def test_thunder_compile_for_hip_builds_then_names_the_runtime(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU()).eval()
+    with pytest.raises(thunder.RuntimeError, match=r"compiled for HIP, .*libamdhip64\.so"):
+        thunder.compile(model, (torch.randn(2, 8),), target="hip", arch="gfx942",
+                        cache_dir=tmp_path, progress=False)
+
+
 @pytest.fixture(scope="module")
 def fake_hip(tmp_path_factory) -> pathlib.Path:
     """A folder holding the stand-in libamdhip64.so."""
