@@ -22,6 +22,7 @@ import pytest
 import torch
 
 import thunder
+from conftest import has_cuda_driver
 from zoo import ZOO
 
 ARCHS = ("gfx90a", "gfx942", "gfx950")
@@ -63,9 +64,10 @@ class _NoGemm(torch.nn.Module):
         return torch.softmax(y, dim=-1), y.sum(dim=-1), x.amax(dim=1)
 
 
-def _compile_no_gemm(directory: pathlib.Path, arch: str = "") -> pathlib.Path:
+def _compile_no_gemm(directory: pathlib.Path, arch: str = "",
+                     target: str = "hip") -> pathlib.Path:
     program = thunder.export(_NoGemm().eval(), (torch.randn(3, 5, 96),))
-    result = program.module.compile(str(directory), target="hip", name="nogemm", arch=arch)
+    result = program.module.compile(str(directory), target=target, name="nogemm", arch=arch)
     return pathlib.Path(result["library"])
 
 
@@ -298,3 +300,63 @@ def test_host_program_launches_kernels_of_the_bundle(fake_hip, tmp_path):
         assert 0 < int(grid) and 0 < int(block) <= 1024, (kernel, grid, block)
         assert int(block) % 64 == 0, (kernel, block)
         assert int(smem) <= LDS_BYTES["gfx942"], (kernel, smem)
+
+
+#===--------------------------------------------------------------------------===#
+# --target=cuda,hip: one library for NVIDIA and AMD GPUs
+#===--------------------------------------------------------------------------===#
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_zoo_model_compiles_for_cuda_and_hip(name, tmp_path):
+    model, inputs = ZOO[name].build(size="small", batch=2)
+    program = thunder.export(model, inputs)
+    result = program.module.compile(str(tmp_path), target="cuda,hip", name=name,
+                                    arch="sm_90a,gfx942")
+    library = pathlib.Path(result["library"])
+    sections = _run("objdump", "-h", str(library))
+    assert ".nv_fatbin" in sections and ".hip_fatbin" in sections
+    exported = _run("nm", "-D", "--defined-only", str(library))
+    for entry in ("thunder_model_entry_v1", "thunder_model_entry_v1_cuda",
+                  "thunder_model_entry_v1_hip"):
+        assert re.search(rf" T {entry}$", exported, re.M), entry
+    needed = _run("readelf", "-d", str(library))
+    assert not re.search(r"amdhip|hipblas|rocblas|MIOpen|cudart|cublas|cudnn", needed), needed
+    # Tools that read the table alone see the CUDA part.
+    assert _entry(library).target == b"cuda"
+
+
+def test_cuda_and_hip_arch_list_needs_both_vendors(tmp_path):
+    for bad in ("gfx942", "sm_90a", "sm_90a,gfx1100"):
+        with pytest.raises(thunder.CompileError, match="at least one of each"):
+            _compile_no_gemm(tmp_path / "bad", arch=bad, target="cuda,hip")
+
+
+@pytest.fixture(scope="module")
+def multi_vendor_library(tmp_path_factory) -> pathlib.Path:
+    return _compile_no_gemm(tmp_path_factory.mktemp("cuda-hip"), arch="sm_90a,gfx942",
+                            target="cuda,hip")
+
+
+@pytest.mark.skipif(has_cuda_driver() or _has_rocm(), reason="this machine has a GPU driver")
+def test_cuda_and_hip_library_without_a_gpu_names_both(multi_vendor_library):
+    with pytest.raises(thunder.RuntimeError) as error:
+        thunder.load(str(multi_vendor_library))
+    message = str(error.value)
+    assert "holds code for NVIDIA (CUDA) and AMD (HIP) GPUs, but neither can run here" in message
+    assert "libcuda.so.1" in message and "libamdhip64.so" in message
+
+
+@pytest.mark.skipif(has_cuda_driver(), reason="this machine has a CUDA driver")
+def test_cuda_and_hip_library_runs_its_hip_part_on_amd(fake_hip, multi_vendor_library,
+                                                       tmp_path):
+    """No CUDA driver, an AMD runtime and device (the stand-in): the runtime picks the HIP
+    part, whose kernels come from the HIP bundle."""
+    log = tmp_path / "log"
+    script = _LOAD_AND_RUN.replace('print("ran")', 'print("ran on", native.device)')
+    environment = dict(os.environ, LD_LIBRARY_PATH=str(fake_hip), FAKE_HIP_LOG=str(log))
+    run = subprocess.run([sys.executable, "-c", script, str(multi_vendor_library)],
+                         capture_output=True, text=True, env=environment)
+    assert run.returncode == 0 and "ran on hip" in run.stdout, run.stderr
+    lines = log.read_text().splitlines()
+    assert any(l.startswith("launch ") for l in lines)
+    assert not [l for l in lines if l.startswith("missing")], lines

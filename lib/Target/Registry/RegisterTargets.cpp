@@ -14,4 +14,5 @@ void thunder::registerAllTargetBackends() {
   registerCPUTargetBackend();
   registerCUDATargetBackend();
   registerHIPTargetBackend();
+  registerCudaHipTargetBackend();
 }

@@ -34,6 +34,11 @@ public:
 /// Registers the HIP backend as target "hip".
 void registerHIPTargetBackend();
 
+/// Registers target "cuda,hip": one library holding the cuda and hip
+/// targets' code, the vendor picked by the runtime when it loads
+/// (CudaHipBackend.cpp).
+void registerCudaHipTargetBackend();
+
 /// Parses --arch / --hip-arch ("gfx90a,gfx942"): each entry one of the
 /// CDNA architectures the wave64 code is written for (gfx90a, gfx942,
 /// gfx950); failure when the list is empty or holds another name.
