@@ -242,8 +242,17 @@ print("ran")
 """
 
 
+def _fake_environment(fake: pathlib.Path, log: pathlib.Path, **env: str) -> dict[str, str]:
+    """The stand-in runtime on the loader's path, and this thunder (the build under test,
+    not whatever the interpreter would find) on Python's."""
+    package = str(pathlib.Path(thunder.__file__).resolve().parent.parent)
+    path = os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, LD_LIBRARY_PATH=str(fake), FAKE_HIP_LOG=str(log), PYTHONPATH=path,
+                **env)
+
+
 def _with_fake(fake: pathlib.Path, library: pathlib.Path, log: pathlib.Path, **env: str):
-    environment = dict(os.environ, LD_LIBRARY_PATH=str(fake), FAKE_HIP_LOG=str(log), **env)
+    environment = _fake_environment(fake, log, **env)
     return subprocess.run([sys.executable, "-c", _LOAD_AND_RUN, str(library)],
                           capture_output=True, text=True, env=environment)
 
@@ -353,7 +362,7 @@ def test_cuda_and_hip_library_runs_its_hip_part_on_amd(fake_hip, multi_vendor_li
     part, whose kernels come from the HIP bundle."""
     log = tmp_path / "log"
     script = _LOAD_AND_RUN.replace('print("ran")', 'print("ran on", native.device)')
-    environment = dict(os.environ, LD_LIBRARY_PATH=str(fake_hip), FAKE_HIP_LOG=str(log))
+    environment = _fake_environment(fake_hip, log)
     run = subprocess.run([sys.executable, "-c", script, str(multi_vendor_library)],
                          capture_output=True, text=True, env=environment)
     assert run.returncode == 0 and "ran on hip" in run.stdout, run.stderr

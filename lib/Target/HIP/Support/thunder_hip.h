@@ -51,6 +51,24 @@
 #include <type_traits>
 #include <vector>
 
+// What CUDA's and HIP's headers give device code in the global namespace:
+// memcpy (the support headers' vector loads), min and max.
+__device__ inline void *memcpy(void *dst, const void *src, __SIZE_TYPE__ n) {
+  return __builtin_memcpy(dst, src, n);
+}
+#define THUNDER_HIP_MINMAX(T)                                                                  \
+  __device__ inline T min(T a, T b) { return b < a ? b : a; }                                  \
+  __device__ inline T max(T a, T b) { return a < b ? b : a; }
+THUNDER_HIP_MINMAX(int)
+THUNDER_HIP_MINMAX(unsigned)
+THUNDER_HIP_MINMAX(long)
+THUNDER_HIP_MINMAX(unsigned long)
+THUNDER_HIP_MINMAX(long long)
+THUNDER_HIP_MINMAX(unsigned long long)
+THUNDER_HIP_MINMAX(float)
+THUNDER_HIP_MINMAX(double)
+#undef THUNDER_HIP_MINMAX
+
 /// A launch's grid and block sizes (HIP's dim3).
 struct dim3 {
   unsigned x, y, z;

@@ -805,7 +805,6 @@ inline int report_library(char *error, size_t size, int code, const Dnn *dnn) {
 class Runtime {
 public:
   int sms = 1;
-  int lds_bytes = 64 * 1024;            ///< LDS a block may use on this device
   int num_streams = 1;                  ///< the caller's stream plus auxiliaries
   std::vector<hipStream_t> aux;         ///< streams 1..num_streams-1
   std::vector<hipEvent_t> events;       ///< one per kernel another stream waits for
@@ -860,7 +859,6 @@ public:
       return 1;
     }
     hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device);
-    hipDeviceGetAttribute(&lds_bytes, hipDeviceAttributeMaxSharedMemoryPerBlock, device);
     num_streams = streams;
     for (int i = 1; i < streams; ++i) {
       hipStream_t s;

@@ -3,9 +3,10 @@
 // std::erf, std::tanh, ...), for a compile without ROCm's device libraries
 // (-nogpulib -nogpuinc).
 //
-// The AMDGPU backend lowers some float math itself (exp, log, sqrt, sin,
-// cos, floor, fmod, pow); what it cannot (every f64 transcendental, erf,
-// tanh, log1p) is written here from exp/log and polynomials. These are
+// The AMDGPU backend lowers some float math itself (exp, log, sqrt, floor,
+// fmod); what it cannot (every f64 transcendental, erf, tanh, log1p), or
+// not as PyTorch computes it (sin and cos far from 0, pow of negative
+// bases), is written here from exp/log and series. These are
 // declared before <cmath>, and this header is a system header, so clang
 // makes libstdc++'s constexpr float overloads host-only where ours exist
 // (clang's own CUDA/HIP wrapper headers rely on the same rule).
@@ -15,7 +16,9 @@
 // the rest. Not yet checked on an AMD GPU (docs/hip.md).
 #ifndef THUNDER_HIP_MATH_H
 #define THUNDER_HIP_MATH_H
+#if defined(__clang__)
 #pragma clang system_header
+#endif
 
 namespace thunder_hip_math {
 
@@ -221,6 +224,9 @@ __device__ inline double pow(double a, double b) {
     return b > 0 ? 0.0 : __builtin_inf();
   return thunder_hip_math::exp_d(b * thunder_hip_math::log_d(a));
 }
+/// Float pow through double: integral exponents of negative bases (the
+/// backend's own expansion goes through log2, NaN for a < 0).
+__device__ inline float pow(float a, float b) { return float(std::pow(double(a), double(b))); }
 __device__ inline double floor(double x) { return __builtin_floor(x); }
 __device__ inline double ceil(double x) { return __builtin_ceil(x); }
 __device__ inline double trunc(double x) { return __builtin_trunc(x); }
@@ -232,23 +238,5 @@ __device__ inline int abs(int x) { return x < 0 ? -x : x; }
 __device__ inline long abs(long x) { return x < 0 ? -x : x; }
 __device__ inline long long abs(long long x) { return x < 0 ? -x : x; }
 } // namespace std
-
-// What CUDA's and HIP's headers give device code in the global namespace:
-// memcpy (the support headers' vector loads), min and max.
-__device__ inline void *memcpy(void *dst, const void *src, __SIZE_TYPE__ n) {
-  return __builtin_memcpy(dst, src, n);
-}
-#define THUNDER_HIP_MINMAX(T)                                                                  \
-  __device__ inline T min(T a, T b) { return b < a ? b : a; }                                  \
-  __device__ inline T max(T a, T b) { return a < b ? b : a; }
-THUNDER_HIP_MINMAX(int)
-THUNDER_HIP_MINMAX(unsigned)
-THUNDER_HIP_MINMAX(long)
-THUNDER_HIP_MINMAX(unsigned long)
-THUNDER_HIP_MINMAX(long long)
-THUNDER_HIP_MINMAX(unsigned long long)
-THUNDER_HIP_MINMAX(float)
-THUNDER_HIP_MINMAX(double)
-#undef THUNDER_HIP_MINMAX
 
 #endif // THUNDER_HIP_MATH_H

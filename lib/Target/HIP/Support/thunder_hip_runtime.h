@@ -52,7 +52,6 @@ constexpr unsigned hipStreamNonBlocking = 0x1;
 constexpr unsigned hipEventDisableTiming = 0x2;
 constexpr int hipStreamCaptureModeThreadLocal = 1;       // hipStreamCaptureMode
 constexpr int hipDeviceAttributeMultiprocessorCount = 63; // hipDeviceAttribute_t
-constexpr int hipDeviceAttributeMaxSharedMemoryPerBlock = 74;
 
 namespace thunder_hip {
 
