@@ -145,7 +145,8 @@ public:
     std::vector<std::string> clang = {findHipClang(), "-std=c++17", opt, "-fPIC",
                                       "-fvisibility=hidden", "-nogpulib", "-nogpuinc",
                                       "-I" + dir,
-                                      "-Dthunder_model_entry_v1=thunder_model_entry_v1_hip"};
+                                      "-Dthunder_model_entry_v1=thunder_model_entry_v1_hip",
+                                      hipLdsDefine(a.hip)};
     FailureOr<std::vector<std::string>> gfx = parseHipArchs(a.hip);
     for (const std::string &arch : succeeded(gfx) ? *gfx : std::vector<std::string>{})
       clang.push_back("--offload-arch=" + arch);

@@ -20,6 +20,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 
+#include <algorithm>
+#include <cstdint>
+
 using namespace mlir;
 
 namespace {
@@ -122,8 +125,8 @@ llvm::Error HIPBackend::validateOptions(const TargetOptions &options) const {
 
 void registerHIPTargetBackend() {
   registerTargetBackend("hip",
-                        "HIP C++ kernels for AMD GPUs (wave64) and hipBLASLt/rocBLAS, built by "
-                        "clang++-22 for --arch (default gfx90a,gfx942,gfx950)",
+                        "HIP C++ kernels for AMD GPUs (wave64), hipBLASLt/rocBLAS and MIOpen, "
+                        "built by clang++-22 for --arch (default gfx90a,gfx942,gfx950)",
                         [] { return std::make_unique<HIPBackend>(); });
 }
 
@@ -150,6 +153,16 @@ int64_t hipLdsBytes(llvm::StringRef arch) {
       .Case("gfx942", 64 * 1024)
       .Case("gfx950", 160 * 1024)
       .Default(0);
+}
+
+std::string hipLdsDefine(llvm::StringRef archList) {
+  int64_t lds = 64 * 1024;
+  if (FailureOr<std::vector<std::string>> archs = parseHipArchs(archList); succeeded(archs)) {
+    lds = INT64_MAX;
+    for (const std::string &arch : *archs)
+      lds = std::min(lds, hipLdsBytes(arch));
+  }
+  return "-DTHUNDER_HIP_LDS_BYTES=" + std::to_string(lds);
 }
 
 FailureOr<std::vector<std::string>> parseHipArchs(llvm::StringRef list) {
@@ -191,6 +204,7 @@ ToolchainCommand HIPBackend::link(const EmittedSources &sources, llvm::StringRef
               "-I" + dir,
               // weights.cpp's .incbin reads the blob from the build directory.
               "-DTHUNDER_WEIGHTS_BIN=\"" + dir + "/weights.bin\""};
+  cmd.argv.push_back(hipLdsDefine(options.arch));
   FailureOr<std::vector<std::string>> archs = parseHipArchs(options.arch);
   for (const std::string &arch : succeeded(archs) ? *archs : std::vector<std::string>{})
     cmd.argv.push_back("--offload-arch=" + arch);

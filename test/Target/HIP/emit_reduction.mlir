@@ -26,7 +26,8 @@
 // DIALECT: __builtin_amdgcn_workitem_id_x()
 // DIALECT: #define THUNDER_WARP_SIZE 64
 // DIALECT: #define THUNDER_SHFL_XOR(v, lane_mask) ::thunder_hip::shfl_xor(v, lane_mask)
-// DIALECT: #define THUNDER_SMEM_DEFAULT_BYTES (64 * 1024)
+// DIALECT: #define THUNDER_HIP_LDS_BYTES (64 * 1024)
+// DIALECT: #define THUNDER_SMEM_DEFAULT_BYTES THUNDER_HIP_LDS_BYTES
 // DIALECT: words[i] = __builtin_amdgcn_ds_bpermute(address, words[i]);
 // DIALECT: #include "thunder_gpu.h"
 

@@ -48,6 +48,10 @@ mlir::FailureOr<std::vector<std::string>> parseHipArchs(llvm::StringRef list);
 /// gfx90a and gfx942, 160 KiB on gfx950; 0 for an unknown arch.
 int64_t hipLdsBytes(llvm::StringRef arch);
 
+/// The compile flag that gives the support headers the LDS a block may use
+/// (THUNDER_HIP_LDS_BYTES): the smallest among `archList`'s architectures.
+std::string hipLdsDefine(llvm::StringRef archList);
+
 /// The clang++ that compiles HIP for the three architectures: $THUNDER_HIP_CLANG,
 /// else the one CMake found (clang++-22), else "clang++-22" (then the
 /// driver reports it missing from PATH).

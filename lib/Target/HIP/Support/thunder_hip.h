@@ -128,9 +128,13 @@ __device__ inline void __syncthreads() {
 #define THUNDER_STREAM_T ::hipStream_t
 /// Threads a compute unit keeps resident: 32 wavefronts of 64.
 #define THUNDER_RESIDENT_THREADS 2048
-/// LDS a block may use: 64 KiB on gfx90a and gfx942 (gfx950 has 160 KiB; a
-/// library built for several architectures keeps to the smallest).
-#define THUNDER_SMEM_DEFAULT_BYTES (64 * 1024)
+/// LDS a block may use: 64 KiB on gfx90a and gfx942, 160 KiB on gfx950. The
+/// build defines THUNDER_HIP_LDS_BYTES as the smallest among the library's
+/// architectures (hipLdsBytes in HIPBackend.cpp).
+#ifndef THUNDER_HIP_LDS_BYTES
+#define THUNDER_HIP_LDS_BYTES (64 * 1024)
+#endif
+#define THUNDER_SMEM_DEFAULT_BYTES THUNDER_HIP_LDS_BYTES
 /// HIP has no opt-in: a block may use up to the device's LDS. A larger
 /// request (only gfx950 has more) fails at launch, reported by the run.
 #define THUNDER_SMEM_OPT_IN(kernel, bytes) ((void)(kernel), (void)(bytes))
