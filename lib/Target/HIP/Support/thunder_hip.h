@@ -9,8 +9,8 @@
 // vocabulary (thunder_scalar.h), the GPU primitives (thunder_gpu.h) and the
 // composites (thunder_gpu_nn.h). thunder_hip_runtime.h (included here)
 // loads libamdhip64 at run time and launches kernels through its module
-// API; thunder_hip_libs.h adds hipBLASLt/rocBLAS and the model's device
-// state.
+// API; thunder_hip_libs.h adds hipBLASLt/rocBLAS, MIOpen and the model's
+// device state.
 //
 // Wavefronts are 64 lanes (CDNA: gfx90a, gfx942, gfx950). All tensors are
 // dense row-major; f16, bf16 and f8 are computed in float, f64 in double.
