@@ -164,11 +164,13 @@ def test_code_objects_are_wave64_within_lds(name, zoo_libraries, tmp_path):
 
 @pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "vit"])
 def test_row_reductions_use_wave64_cross_lane_ops(name, zoo_libraries, tmp_path):
-    """A wave64 butterfly is log2(64) = 6 ds_bpermute steps (a 32-lane one would be 5)."""
+    """A wave64 butterfly is log2(64) = 6 ds_bpermute steps (a 32-lane one would be 5),
+    the first reading lane ^ 32: byte address lane * 4 ^ 0x80."""
     bundle = _bundle(zoo_libraries[name], tmp_path)
     disassembly = _run(_tool("llvm-objdump-22"), "-d", "--mcpu=gfx942",
                        str(_code_object(bundle, "gfx942")))
     counts: dict[str, int] = {}
+    half_wave: set[str] = set()
     kernel = None
     for line in disassembly.splitlines():
         m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
@@ -177,10 +179,13 @@ def test_row_reductions_use_wave64_cross_lane_ops(name, zoo_libraries, tmp_path)
             counts.setdefault(kernel, 0)
         elif kernel and "ds_bpermute_b32" in line:
             counts[kernel] += 1
+        elif kernel and re.search(r"v_xor_b32\S*\s+v\d+, 0x80, v\d+", line):
+            half_wave.add(kernel)
     reductions = {k: n for k, n in counts.items() if "reduction_" in k}
     assert reductions, sorted(counts)
     for k, n in reductions.items():
         assert n >= 6 and n % 6 == 0, (k, n)
+        assert k in half_wave, k
 
 
 def test_arch_option_selects_code_objects(tmp_path):
