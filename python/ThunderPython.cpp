@@ -179,7 +179,7 @@ public:
                    const std::string &name, const std::string &cpu,
                    bool externalWeights, bool sourceOnly, int optLevel,
                    bool keepBuildDir, bool decomposeComposites, bool fuse,
-                   const std::string &cudaArch) {
+                   const std::string &cudaArch, const std::string &arch) {
     thunder::CompilerOptions options;
     options.target = target;
     options.compileTo = sourceOnly ? thunder::Phase::Source : thunder::Phase::Library;
@@ -187,7 +187,8 @@ public:
     options.pipeline.fuse = fuse;
     options.targetOptions.modelName = name;
     options.targetOptions.cpu = cpu;
-    options.targetOptions.arch = cudaArch;
+    // arch (any target's spelling) or its older, CUDA-named alias.
+    options.targetOptions.arch = arch.empty() ? cudaArch : arch;
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
     options.keepBuildDir = keepBuildDir;
@@ -621,7 +622,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("source_only") = false, py::arg("opt_level") = 2,
            py::arg("keep_build_dir") = false,
            py::arg("decompose_composites") = false, py::arg("fuse") = true,
-           py::arg("cuda_arch") = "",
+           py::arg("cuda_arch") = "", py::arg("arch") = "",
            "Compiles the module into output_dir as thunder-compile does (on a "
            "copy: the target's pipeline from the phase the module is at: the "
            "graph pipeline unless run_graph_pipeline ran, the "
@@ -629,7 +630,9 @@ PYBIND11_MODULE(_C, m) {
            "planning), then the target's code generation and toolchain): libNAME.so and "
            "NAME.h, plus NAME.safetensors with external_weights; the sources "
            "only with source_only. Written atomically: a failure leaves "
-           "output_dir as it was. Returns {'library', 'header', "
+           "output_dir as it was. arch: the device architectures, comma-separated, in the "
+           "target's spelling (cuda: sm_80,sm_90a; hip: gfx90a,gfx942,gfx950), empty for the "
+           "target's default; cuda_arch is its older name. Returns {'library', 'header', "
            "'artifacts', 'seconds': {'graph', 'build'}}; raises CompileError "
            "with every diagnostic, the toolchain's output included.");
 

@@ -31,6 +31,9 @@ APT_PACKAGES=(
   clang-19 libclang-rt-19-dev
   libopenblas-dev libdnnl-dev
   ccache
+  # The hip target: HIP device code for gfx90a/gfx942/gfx950 (clang-19 lacks
+  # gfx950), the device linker, clang-offload-bundler, llvm-readelf/objdump.
+  clang-22 lld-22 clang-tools-22 llvm-22
 )
 
 log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }

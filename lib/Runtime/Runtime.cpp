@@ -329,7 +329,33 @@ thunder_status load(const std::string &path, thunder_model *&result) {
   }
 
   // Before create(): a CUDA/HIP model's create would otherwise touch a missing driver.
-  model->device = deviceFor(table->device, name);
+  // A library for NVIDIA and AMD GPUs (--target=cuda,hip) holds a table per vendor
+  // (the entry point returns the CUDA one): the vendor whose driver and device this
+  // machine has runs it, CUDA first.
+  auto cudaPart = reinterpret_cast<thunder_model_entry_v1_fn>(
+      dlsym(model->handle, "thunder_model_entry_v1_cuda"));
+  auto hipPart = reinterpret_cast<thunder_model_entry_v1_fn>(
+      dlsym(model->handle, "thunder_model_entry_v1_hip"));
+  if (cudaPart && hipPart && table == cudaPart()) {
+    const thunder_model_v1 *hipTable = hipPart();
+    if (!hipTable || hipTable->abi_version != THUNDER_ABI_VERSION ||
+        hipTable->struct_size != sizeof(thunder_model_v1) ||
+        !checkModelTable(*hipTable).empty() || hipTable->device != THUNDER_DEVICE_HIP)
+      return fail(THUNDER_ERROR_LOAD, path + " is not a valid Thunder model: its HIP part's "
+                                             "table does not match its CUDA part's");
+    model->device = deviceFor(THUNDER_DEVICE_CUDA, name);
+    if (!model->device) {
+      std::string cudaWhy = thunder_last_error();
+      model->device = deviceFor(THUNDER_DEVICE_HIP, name);
+      if (!model->device)
+        return fail(THUNDER_ERROR_DEVICE,
+                    "model '" + name + "' holds code for NVIDIA (CUDA) and AMD (HIP) GPUs, " +
+                        "but neither can run here: " + cudaWhy + "; " + thunder_last_error());
+      model->table = table = hipTable;
+    }
+  } else {
+    model->device = deviceFor(table->device, name);
+  }
   if (!model->device)
     return THUNDER_ERROR_DEVICE; // message recorded by deviceFor
 

@@ -11,6 +11,7 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <mutex>
 
 using namespace mlir;
@@ -207,13 +208,17 @@ struct TargetPipelineOptions : public PassPipelineOptions<TargetPipelineOptions>
 
 void registerTargetPipelines() {
   for (const std::string &name : targetBackendNames()) {
+    // A multi-vendor target's name lists its parts ("cuda,hip"); a pipeline
+    // name cannot hold the comma that separates a textual pipeline's passes.
+    std::string pipelineName = "thunder-" + name + "-pipeline";
+    std::replace(pipelineName.begin(), pipelineName.end(), ',', '-');
     std::string description =
         "The " + name + " target's pipeline (" + targetBackendDescription(name) +
         "): from the input's phase to the one its code is emitted from, "
         "exactly what thunder-compile --target=" + name + " runs";
     registerPassPipeline(
-        "thunder-" + name + "-pipeline", description,
-        [name](OpPassManager &pm, llvm::StringRef text,
+        pipelineName, description,
+        [name, pipelineName](OpPassManager &pm, llvm::StringRef text,
                llvm::function_ref<LogicalResult(const llvm::Twine &)> errorHandler) {
           TargetPipelineOptions options;
           if (failed(options.parseFromString(text)))
@@ -223,11 +228,11 @@ void registerTargetPipelines() {
           std::optional<Phase> to =
               options.to.empty() ? backend->emitsFrom() : parsePhase(options.to);
           if (!from || !isIRPhase(*from) || !to || !isIRPhase(*to))
-            return errorHandler("thunder-" + name + "-pipeline: from='" + options.from +
-                                "' to='" + options.to + "' must name phases of the IR (" +
+            return errorHandler(pipelineName + ": from='" + options.from + "' to='" +
+                                options.to + "' must name phases of the IR (" +
                                 "import, graph, fusion, plan)");
           if (*from >= *to)
-            return errorHandler("thunder-" + name + "-pipeline: from='" + options.from +
+            return errorHandler(pipelineName + ": from='" + options.from +
                                 "' is not before to='" + phaseName(*to) + "'");
           PipelineOptions pipeline;
           pipeline.decomposeComposites = options.decomposeComposites;

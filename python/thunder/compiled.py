@@ -292,7 +292,7 @@ class _Entry:
             if syms[d] and symbols.setdefault(syms[d], size) != size:
                 return (f"{who}: dim {d} is {size}, but it shares symbol {syms[d]} with a "
                         f"dim of size {symbols[syms[d]]}")
-        if value.device.type != self.model.native.device:
+        if value.device.type != runtime._torch_device_type(self.model.native.device):
             return f"{who} is on {value.device}"
         return None
 
@@ -320,10 +320,12 @@ class CompiledModule:
     def __init__(self, model: Any, *, target: str, dynamic: bool | None,
                  dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
                  progress: bool, name: str | None, recompile: bool, opt_level: int,
-                 cuda_arch: str = "sm_80,sm_90a", fuse: bool = True):
+                 cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = ""):
         self._model = model
         self._fuse = fuse
-        self._cuda_arch = cuda_arch
+        # The device architectures: arch when given, else cuda_arch for the CUDA target,
+        # else the target's default ("").
+        self._arch = arch or (cuda_arch if target == "cuda" else "")
         self._target = target
         self._dynamic = dynamic
         self._dynamic_shapes = dynamic_shapes
@@ -514,7 +516,9 @@ class CompiledModule:
         if not self._fuse:
             options["fuse"] = False
         if self._target == "cuda":
-            options["cuda_arch"] = self._cuda_arch
+            options["cuda_arch"] = self._arch
+        elif self._arch:
+            options["arch"] = self._arch
         if self._cpu == "native":
             options["host_cpu"] = host_cpu_digest()
         # The weights are hashed with external weights too: the weights file is written
@@ -553,7 +557,7 @@ class CompiledModule:
                                         name=self._name, cpu=self._cpu,
                                         external_weights=self._external_weights,
                                         opt_level=self._opt_level,
-                                        cuda_arch=self._cuda_arch, fuse=self._fuse)
+                                        arch=self._arch, fuse=self._fuse)
                 seconds["graph"] = result["seconds"]["graph"]
                 seconds["build"] = result["seconds"]["build"]
                 progress.phase("built", seconds["graph"] + seconds["build"])
@@ -596,7 +600,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             cpu: str = "native", external_weights: bool = False, progress: bool = True,
             name: str | None = None, recompile: bool | None = None,
             opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a",
-            fuse: bool = True) -> CompiledModule:
+            fuse: bool = True, arch: str = "") -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -636,7 +640,10 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
 
     target="cuda": the library holds GPU code for every architecture in cuda_arch
     (sm_80 = A100, sm_90a = H100/H200); the model (on the CPU or the GPU) is called with
-    CUDA tensors and runs on torch.cuda.current_stream().
+    CUDA tensors and runs on torch.cuda.current_stream(). target="hip": AMD GPUs, code
+    for every architecture in arch (default gfx90a,gfx942,gfx950), called with the "cuda"
+    tensors of PyTorch's ROCm builds (docs/hip.md). arch, when given, is the device
+    architectures for any GPU target (cuda_arch is the CUDA target's older name for it).
 
     target="tpu": the program in StableHLO, compiled by XLA when the library loads and run
     through the PJRT plugin named by $THUNDER_PJRT_PLUGIN (default: libtpu's), with host
@@ -657,7 +664,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
                               dynamic_shapes=dynamic_shapes, cache_dir=cache_dir, cpu=cpu,
                               external_weights=external_weights, progress=progress, name=name,
                               recompile=recompile, opt_level=opt_level,
-                              cuda_arch=cuda_arch, fuse=fuse)
+                              cuda_arch=cuda_arch, fuse=fuse, arch=arch)
     if eager:
         args = tuple(example_inputs or ())
         kwargs = dict(example_kwargs or {})

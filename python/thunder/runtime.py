@@ -40,6 +40,12 @@ def find_library(path: str | os.PathLike) -> str:
     return str(path.resolve())
 
 
+def _torch_device_type(device: str) -> str:
+    """The torch device type of a model's device: PyTorch's ROCm builds call AMD GPUs
+    "cuda" too, so a HIP model takes and returns "cuda" tensors."""
+    return "cuda" if device in ("cuda", "hip") else device
+
+
 def _input_views(native: _C.LoadedModel, tensors: Sequence[Any]) -> tuple[list, list]:
     """(data_ptr, dtype name, shape) of each input, and the tensors those pointers point
     into (contiguous copies where needed), which must stay alive during the run.
@@ -53,7 +59,7 @@ def _input_views(native: _C.LoadedModel, tensors: Sequence[Any]) -> tuple[list, 
         who = f"input {i} ('{descs[i].name}')" if i < len(descs) else f"input {i}"
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"{who}: expected a torch.Tensor, got {type(tensor).__name__}")
-        if tensor.device.type != native.device:
+        if tensor.device.type != _torch_device_type(native.device):
             raise runtime_error(f"{who} is on device '{tensor.device}', but model "
                                 f"'{native.name}' runs on {native.device}")
         if tensor.is_conj() or tensor.is_neg():
@@ -67,9 +73,9 @@ def _input_views(native: _C.LoadedModel, tensors: Sequence[Any]) -> tuple[list, 
 
 
 def _device_of(native: _C.LoadedModel, tensors: Sequence[Any]) -> torch.device:
-    """Where the outputs go: the CPU, or for a CUDA model the device of its first tensor
-    input (the current CUDA device when it has none)."""
-    if native.device != "cuda":
+    """Where the outputs go: the CPU, or for a CUDA or HIP model the device of its first
+    tensor input (the current CUDA device when it has none)."""
+    if _torch_device_type(native.device) != "cuda":
         return torch.device("cpu")
     for tensor in tensors:
         if isinstance(tensor, torch.Tensor) and tensor.device.type == "cuda":

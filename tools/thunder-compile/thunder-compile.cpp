@@ -75,11 +75,13 @@ static cl::opt<bool> listTargets("list-targets",
 static cl::opt<std::string> arch(
     "arch",
     cl::desc("The device architectures to build code for, comma-separated, in the "
-             "target's spelling (cuda: sm_80,sm_90a, the default; the library holds "
-             "code for each); empty: the target's default"),
+             "target's spelling (cuda: sm_80,sm_90a, the default; hip: gfx90a,gfx942,gfx950, "
+             "the default; the library holds code for each); empty: the target's default"),
     cl::value_desc("list"), cl::init(""), cl::cat(category));
 static cl::alias cudaArch("cuda-arch", cl::desc("Alias for --arch"), cl::aliasopt(arch),
                           cl::cat(category));
+static cl::alias hipArch("hip-arch", cl::desc("Alias for --arch"), cl::aliasopt(arch),
+                         cl::cat(category));
 static cl::opt<std::string> cpu(
     "cpu", cl::desc("CPU target: the -march of the generated code (native, "
                     "x86-64-v3, ...)"),

@@ -34,6 +34,8 @@ static cl::opt<std::string> arch(
     cl::value_desc("list"), cl::init(""), cl::cat(category));
 static cl::alias cudaArch("cuda-arch", cl::desc("Alias for --arch"), cl::aliasopt(arch),
                           cl::cat(category));
+static cl::alias hipArch("hip-arch", cl::desc("Alias for --arch"), cl::aliasopt(arch),
+                         cl::cat(category));
 static cl::opt<bool> externalWeights(
     "external-weights",
     cl::desc("Write the weights to <name>.safetensors instead of embedding them"),

@@ -143,9 +143,7 @@ FailureOr<std::vector<std::string>> parseCudaArchs(llvm::StringRef list) {
   return archs;
 }
 
-/// The CUDA toolkit's nvcc: $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, or
-/// nvcc on PATH.
-static std::string findNvcc() {
+std::string findNvcc() {
   for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
     if (const char *home = getenv(var)) {
       std::string candidate = std::string(home) + "/bin/nvcc";

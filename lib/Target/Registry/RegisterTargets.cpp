@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "thunder/Target/CPU/CPUBackend.h"
 #include "thunder/Target/CUDA/CUDABackend.h"
+#include "thunder/Target/HIP/HIPBackend.h"
 #include "thunder/Target/TPU/TPUBackend.h"
 #include "thunder/Target/TargetBackend.h"
 
 void thunder::registerAllTargetBackends() {
   registerCPUTargetBackend();
   registerCUDATargetBackend();
+  registerHIPTargetBackend();
+  registerCudaHipTargetBackend();
   registerTPUTargetBackend();
 }

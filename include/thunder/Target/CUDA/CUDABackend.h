@@ -37,6 +37,10 @@ void registerCUDATargetBackend();
 /// failure when the list is empty or an entry is malformed.
 mlir::FailureOr<std::vector<std::string>> parseCudaArchs(llvm::StringRef list);
 
+/// The CUDA toolkit's nvcc: $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, or
+/// nvcc on PATH.
+std::string findNvcc();
+
 } // namespace thunder
 
 #endif // THUNDER_TARGET_CUDA_CUDABACKEND_H
