@@ -20,7 +20,7 @@
 // LIST: cuda{{.*}}nvcc
 // LIST: tpu{{.*}}PJRT
 // RUN: not thunder-compile %s --target=tbu --compile-to=graph 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: error: unknown target 'tbu'; the targets are: cpu, cuda, tpu
+// TARGET: error: unknown target 'tbu'; the targets are: cpu, cuda, hip, cuda,hip, tpu
 // A target that emits from the graph phase has no kernel phases.
 // RUN: not thunder-compile %s --target=tpu --compile-to=plan 2>&1 | FileCheck %s --check-prefix=TPUPHASE
 // TPUPHASE: error: the tpu target emits code from phase 'graph'; it has no phase 'plan' (compile to a phase up to 'graph', source or library)
