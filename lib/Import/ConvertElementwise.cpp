@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Conversion.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::thunder;
 using namespace ::thunder;
@@ -66,6 +68,25 @@ LogicalResult convertAddSub(NodeContext &ctx) {
     return failure();
   return ctx.setResult(
       ctx.create<OpTy>(in->lhs, scaleByAlpha(ctx, in->rhs, in->type)));
+}
+
+/// An arithmetic op that PyTorch also defines on bools, where type promotion
+/// keeps bool and the op is logic: add and maximum are `or`, mul and minimum
+/// are `and`. Other dtypes get `OpTy` (with add's `alpha`).
+template <typename OpTy, typename BoolOpTy>
+LogicalResult convertArithmeticOrLogic(NodeContext &ctx) {
+  FailureOr<BinaryOperands> in = binaryOperands(ctx);
+  if (failed(in))
+    return failure();
+  if (!in->type.getElementType().isInteger(1)) {
+    if constexpr (std::is_same_v<OpTy, AddOp>)
+      return ctx.setResult(
+          ctx.create<OpTy>(in->lhs, scaleByAlpha(ctx, in->rhs, in->type)));
+    return ctx.setResult(ctx.create<OpTy>(in->lhs, in->rhs));
+  }
+  if (std::optional<Scalar> alpha = ctx.scalar("alpha"); alpha && !isNumber(alpha, 1))
+    return ctx.fail("a bool add with alpha other than 1 is not supported");
+  return ctx.setResult(ctx.create<BoolOpTy>(in->lhs, in->rhs));
 }
 
 /// rsub: other - alpha * self.
@@ -262,13 +283,13 @@ LogicalResult convertHardtanh(NodeContext &ctx) {
 
 void ::thunder::import::detail::registerElementwiseConversions(ConversionTable &table) {
   for (const char *op : {"aten.add.Tensor", "aten.add.Scalar"})
-    table[op] = convertAddSub<AddOp>;
+    table[op] = convertArithmeticOrLogic<AddOp, LogicalOrOp>;
   for (const char *op : {"aten.sub.Tensor", "aten.sub.Scalar"})
     table[op] = convertAddSub<SubOp>;
   for (const char *op : {"aten.rsub.Scalar", "aten.rsub.Tensor"})
     table[op] = convertRsub;
   for (const char *op : {"aten.mul.Tensor", "aten.mul.Scalar"})
-    table[op] = convertBinary<MulOp>;
+    table[op] = convertArithmeticOrLogic<MulOp, LogicalAndOp>;
   for (const char *op : {"aten.div.Tensor", "aten.div.Scalar",
                          "aten.div.Tensor_mode", "aten.div.Scalar_mode"})
     table[op] = convertDiv;
@@ -277,8 +298,8 @@ void ::thunder::import::detail::registerElementwiseConversions(ConversionTable &
   for (const char *op : {"aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor",
                          "aten.pow.Scalar"})
     table[op] = convertPow;
-  table["aten.maximum.default"] = convertBinary<MaximumOp>;
-  table["aten.minimum.default"] = convertBinary<MinimumOp>;
+  table["aten.maximum.default"] = convertArithmeticOrLogic<MaximumOp, LogicalOrOp>;
+  table["aten.minimum.default"] = convertArithmeticOrLogic<MinimumOp, LogicalAndOp>;
 
   table["aten.neg.default"] = convertUnary<NegOp>;
   table["aten.abs.default"] = convertUnary<AbsOp>;

@@ -150,9 +150,16 @@ LogicalResult convertAvgPool(NodeContext &ctx) {
   if (ctx.has("divisor_override"))
     return ctx.fail("avg_pool with divisor_override is not supported");
   SmallVector<int64_t> strides = stride->empty() ? *kernel : perDim(*stride, n);
-  return ctx.setResult(ctx.create<AvgPoolOp>(*input, *kernel, strides,
-                                             symmetricPadding(*padding, n),
-                                             *ceilMode, *countIncludePad));
+  // Integer average pooling (PyTorch divides the integer sum and truncates):
+  // the window's mean in f64, exact for sums below 2^53, then truncated back.
+  Type element = cast<RankedTensorType>(input->getType()).getElementType();
+  bool integer = isa<IntegerType>(element);
+  if (element.isInteger(1))
+    return ctx.fail("avg_pool of a bool tensor is not defined (PyTorch refuses it too)");
+  Value x = integer ? ctx.convert(*input, ctx.b.getF64Type()) : *input;
+  Value y = ctx.create<AvgPoolOp>(x, *kernel, strides, symmetricPadding(*padding, n),
+                                  *ceilMode, *countIncludePad);
+  return ctx.setResult(integer ? ctx.convert(y, element) : y);
 }
 
 /// adaptive_avg_pool: output element i of a dim averages input elements

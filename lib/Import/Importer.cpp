@@ -19,6 +19,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Alignment.h"
 
 using namespace mlir;
@@ -163,6 +164,8 @@ private:
   LogicalResult declareInputs(func::FuncOp func, OpBuilder &builder);
   FailureOr<Value> importWeight(const InputSpec &spec, OpBuilder &builder);
   LogicalResult importNodes(OpBuilder &builder);
+  LogicalResult verifyConverted(const Node &node, Location loc, Block *block,
+                                Operation *before);
   LogicalResult importOutputs(func::FuncOp func, OpBuilder &builder);
 
   MLIRContext &context;
@@ -312,6 +315,36 @@ LogicalResult ProgramImporter::declareInputs(func::FuncOp func,
   return success(ok);
 }
 
+/// Verifies the ops one node's conversion made (after `before` in `block`). A
+/// conversion that produced an op its verifier rejects (PyTorch accepts more
+/// operand types than the thunder op it maps to) is reported as the node being
+/// unsupported for these operands, at its source line, with the verifier's
+/// reason, never as an invalid op.
+LogicalResult ProgramImporter::verifyConverted(const Node &node, Location loc, Block *block,
+                                               Operation *before) {
+  auto begin = before ? std::next(before->getIterator()) : block->begin();
+  for (Operation &op : llvm::make_range(begin, block->end())) {
+    std::string reason;
+    {
+      ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+        if (reason.empty())
+          reason = diag.str();
+        return success();
+      });
+      if (succeeded(verify(&op)))
+        continue;
+    }
+    SmallVector<std::string> operands;
+    for (Type type : op.getOperandTypes())
+      operands.push_back(llvm::formatv("{0}", type).str());
+    emitError(loc) << "unsupported: " << node.op() << " on operands of type "
+                   << llvm::join(operands, ", ") << " (it maps to " << op.getName()
+                   << ", which refuses them: " << reason << ")";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult ProgramImporter::importNodes(OpBuilder &builder) {
   const ConversionTable &table = conversionTable();
   bool ok = true;
@@ -324,7 +357,10 @@ LogicalResult ProgramImporter::importNodes(OpBuilder &builder) {
       return poisoned.contains(name);
     });
     NodeContext ctx(builder, loc, node, *this);
-    if (skip || failed(table.lookup(node.op())(ctx))) {
+    Block *block = builder.getInsertionBlock();
+    Operation *before = block->empty() ? nullptr : &block->back();
+    if (skip || failed(table.lookup(node.op())(ctx)) ||
+        failed(verifyConverted(node, loc, block, before))) {
       ok = false;
       for (unsigned i = 0, e = ctx.numResults(); i < e; ++i)
         poisoned.insert(ctx.resultName(i));

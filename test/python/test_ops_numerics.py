@@ -566,6 +566,89 @@ def test_matmul_with_an_empty_inner_dim(dtype, cache_dir):
             assert torch.equal(got, want), (got, want)
 
 
+class _Lambda(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def _check_like_eager(fn, inputs, cache_dir, name: str) -> None:
+    model = _Lambda(fn).eval()
+    compiled = thunder.compile(model, inputs, dynamic=False, cache_dir=cache_dir,
+                               progress=False, name=name)
+    with torch.no_grad():
+        expected = model(*inputs)
+    got = compiled(*inputs)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    expected if isinstance(expected, tuple) else (expected,)):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g, w)
+        torch.testing.assert_close(g, w, equal_nan=True)
+
+
+def test_bool_arithmetic_is_logic(cache_dir):
+    """bool + bool is `or` and bool * bool is `and` in PyTorch (maximum and minimum too);
+    the importer built thunder.add on i1, which its verifier refuses (issue 18)."""
+    a, b = make((3, 5), torch.bool, seed=1), make((3, 5), torch.bool, seed=2)
+    _check_like_eager(lambda x, y: (x + y, x * y, torch.maximum(x, y), torch.minimum(x, y)),
+                      (a, b), cache_dir, "bool_arith")
+
+
+@pytest.mark.parametrize("dtype", [I64], ids=ids([I64]))  # eager has no int32 avg_pool2d
+def test_integer_avg_pool_truncates(dtype, cache_dir):
+    """Integer average pooling divides the integer sum and truncates toward zero, as
+    PyTorch does (the importer built thunder.avg_pool on i64, which refuses it)."""
+    x = torch.randint(-100, 100, (1, 2, 5, 7), generator=torch.Generator().manual_seed(0))
+    _check_like_eager(lambda t: (F.avg_pool2d(t, 2), F.avg_pool2d(t, 3, 2, 1)),
+                      (x.to(dtype),), cache_dir, f"int_avg_pool_{dtype_key(dtype)}")
+
+
+def test_an_op_its_thunder_op_refuses_is_unsupported_at_its_line(cache_dir):
+    """A conversion that would build an op its verifier refuses is reported as the ATen
+    op being unsupported for those operands, at the source line, never as an invalid op."""
+    model = _Lambda(lambda x: x.amax(0)).eval()
+    with pytest.raises(thunder.ImportError) as raised:
+        thunder.compile(model, (make((3, 2), torch.bool),), dynamic=False,
+                        cache_dir=cache_dir, progress=False)
+    message = str(raised.value)
+    assert "unsupported: aten.amax.default on operands of type tensor<3x2xi1>" in message
+    assert "test_ops_numerics.py" in message
+
+
+def test_a_splat_constant_into_a_gemm(cache_dir):
+    """A constant weight of one value (torch.ones) was cloned into the GEMM kernel, whose
+    library call then had no buffer to read: the generated C++ did not compile."""
+    x = make((3, 4), torch.float32)
+    _check_like_eager(lambda t: F.linear(t, torch.ones(5, 4)) + F.linear(t, torch.full((5, 4), 0.5)),
+                      (x,), cache_dir, "splat_gemm")
+
+
+@pytest.mark.parametrize("case", ["sum", "prod", "mean", "softmax_rows", "softmax_cols",
+                                  "mm_m0", "mm_n0", "bmm_b0", "layer_norm", "cumsum",
+                                  "linear_b0"])
+def test_empty_dims(case, cache_dir):
+    """Zero-size dims (issue 18's audit): an empty sum is 0, an empty product 1, an empty
+    mean NaN; zero rows, columns or batches give empty results of the right shape."""
+    fns = {
+        "sum": (lambda a: a.sum(1), (make((3, 0), torch.float32),)),
+        "prod": (lambda a: a.prod(1), (make((3, 0), torch.float32),)),
+        "mean": (lambda a: a.mean(1), (make((3, 0), torch.float32),)),
+        "softmax_rows": (lambda a: a.softmax(1), (make((0, 5), torch.float32),)),
+        "softmax_cols": (lambda a: a.softmax(1), (make((3, 0), torch.float32),)),
+        "mm_m0": (lambda a, b: a @ b, (make((0, 4), torch.float32), make((4, 5), torch.float32))),
+        "mm_n0": (lambda a, b: a @ b, (make((3, 4), torch.float32), make((4, 0), torch.float32))),
+        "bmm_b0": (lambda a, b: a @ b, (make((0, 3, 4), torch.float32),
+                                        make((0, 4, 5), torch.float32))),
+        "layer_norm": (lambda a: F.layer_norm(a, (5,)), (make((0, 5), torch.float32),)),
+        "cumsum": (lambda a: a.cumsum(1), (make((3, 0), torch.float32),)),
+        "linear_b0": (lambda a: F.linear(a, torch.ones(5, 4)), (make((0, 4), torch.float32),)),
+    }
+    fn, inputs = fns[case]
+    _check_like_eager(fn, inputs, cache_dir, f"empty_{case}")
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
 def test_conv(dtype, cache_dir):
     run_family("conv", conv, dtype, cache_dir)

@@ -174,7 +174,9 @@ FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
       Operation *def = operand.getDefiningOp();
       if (def && members.contains(def))
         continue;
-      if (cloneSplats && isSplatConstant(def))
+      // A library call (GEMM, convolution) reads its operands from memory: a
+      // splat it takes stays outside, where the backend gives it a buffer.
+      if (cloneSplats && isSplatConstant(def) && !isa<MatmulOp, ConvolutionOp>(op))
         splats.insert(def);
       else
         inputs.insert(operand);
