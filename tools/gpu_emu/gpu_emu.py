@@ -1,0 +1,108 @@
+"""Builds Thunder's generated GPU sources (CUDA or HIP flavour) for the CPU emulation and runs them.
+
+    from gpu_emu import build, run
+    exe = build(src_dir, "hip", work_dir)     # src_dir: compile(..., target="hip", source_only=True)
+    outputs = run(exe, [x], work_dir)         # numpy arrays, one per output
+
+The generated model.cu / model.hip and the support headers written next to it are copied to
+`work_dir` with one rewrite, the launch syntax (`k<<<g, b, s, st>>>(args)` becomes
+`::thunder_emu::Launch(g, b, s, st)(k, args)`, which host C++ can parse), and compiled as host
+C++ with thunder_gpu_emu.h force-included in place of the vendor's prelude (see that header
+for the emulated machine). THUNDER_EMU_WARP_SIZE in the environment of `run` overrides the
+emulated warp width (the flavour's: 32 for CUDA, 64 for HIP).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+# A launch: the kernel (a name, with template arguments up to two levels deep), then <<<...>>>(.
+_LAUNCH = re.compile(r"([A-Za-z_][\w:]*(?:<(?:[^<>]|<[^<>]*>)*>)?)\s*<<<(.*?)>>>\s*\(\s*(\)?)",
+                     re.S)
+
+_DTYPES = {0: np.bool_, 1: np.int8, 2: np.int32, 3: np.int64, 6: np.float16, 8: np.float32,
+           9: np.float64}
+
+
+def rewrite_launches(text: str) -> str:
+    """The source with every `k<<<config>>>(args)` as `::thunder_emu::Launch(config)(k, args)`."""
+    def repl(m: re.Match) -> str:
+        kernel, config, close = m.group(1), m.group(2), m.group(3)
+        return f"::thunder_emu::Launch({config})({kernel}" + (")" if close else ", ")
+    return _LAUNCH.sub(repl, text)
+
+
+def compiler() -> str:
+    for cxx in (os.environ.get("THUNDER_EMU_CXX"), "clang++-19", "clang++-22", "clang++"):
+        if cxx and shutil.which(cxx):
+            return cxx
+    raise RuntimeError("the GPU emulation needs clang++ (for _Float16 and __bf16 on the host)")
+
+
+def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
+    """Compiles the generated sources in `src_dir` (flavour "cuda" or "hip") into an executable
+    in `work_dir` that runs the model on the CPU; returns its path."""
+    src_dir, work_dir = pathlib.Path(src_dir), pathlib.Path(work_dir)
+    main = {"cuda": "model.cu", "hip": "model.hip"}[flavour]
+    work_dir.mkdir(parents=True, exist_ok=True)
+    for f in src_dir.iterdir():
+        if f.is_dir():
+            shutil.copytree(f, work_dir / f.name, dirs_exist_ok=True)
+        elif f.suffix in (".h", ".cuh", ".cu", ".hip"):
+            (work_dir / f.name).write_text(rewrite_launches(f.read_text()))
+        else:
+            shutil.copy(f, work_dir / f.name)
+    model = work_dir / "model_emu.cpp"
+    shutil.copy(work_dir / main, model)
+    cxx = compiler()
+    exe = work_dir / "emu"
+    flags = ["-std=c++17", opt, "-g0", "-w", "-I", str(work_dir), "-I", str(HERE),
+             "-I", str(ROOT / "include")]
+    define = "-DTHUNDER_EMU_CUDA" if flavour == "cuda" else "-DTHUNDER_EMU_HIP"
+    objs = []
+    for source, extra in ((model, [define, "-include", str(HERE / "thunder_gpu_emu.h")]),
+                          (work_dir / "weights.cpp",
+                           [f'-DTHUNDER_WEIGHTS_BIN="{work_dir / "weights.bin"}"']),
+                          (HERE / "emu_main.cpp", [])):
+        obj = work_dir / (source.stem + ".o")
+        _run([cxx, *flags, *extra, "-c", str(source), "-o", str(obj)])
+        objs.append(str(obj))
+    _run([cxx, *objs, "-o", str(exe)])
+    return exe
+
+
+def _run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-6000:]}")
+
+
+def run(exe, inputs, out_dtypes, work_dir, env=None, timeout=600):
+    """Runs the emulated model on `inputs` (numpy arrays or CPU tensors, in the model's order);
+    returns its outputs as numpy arrays of `out_dtypes` and the driver's report (launches and
+    blocks run). Raises RuntimeError when the run fails."""
+    work_dir = pathlib.Path(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    for i, x in enumerate(inputs):
+        a = x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+        (work_dir / f"in{i}.bin").write_bytes(np.ascontiguousarray(a).tobytes())
+    full_env = dict(os.environ)
+    full_env.pop("THUNDER_EMU_WARP_SIZE", None)
+    full_env.update(env or {})
+    r = subprocess.run([str(exe), str(work_dir)], capture_output=True, text=True, env=full_env,
+                       timeout=timeout)
+    if r.returncode:
+        raise RuntimeError(f"emulated run failed ({r.returncode}):\n{r.stderr[-4000:]}")
+    shapes = [[int(d) for d in line.split()]
+              for line in (work_dir / "shapes.txt").read_text().splitlines()]
+    outs = [np.fromfile(work_dir / f"out{i}.bin", dtype=dt).reshape(shape)
+            for i, (dt, shape) in enumerate(zip(out_dtypes, shapes))]
+    return outs, r.stdout
