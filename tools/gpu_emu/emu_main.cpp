@@ -3,7 +3,8 @@
 //
 //   emu DIR      reads DIR/in0.bin.. (each input's bytes, shapes as the table gives them),
 //                runs the model and writes DIR/out0.bin.. and DIR/shapes.txt (one output's
-//                dims a line); prints the number of launches and blocks run.
+//                dims a line); prints the emulated warp width and the number of launches
+//                and blocks run.
 #include "thunder-c/artifact.h"
 
 #include <cstdio>
@@ -13,7 +14,7 @@
 
 extern "C" const thunder_model_v1 *thunder_model_entry_v1(void);
 namespace thunder_emu {
-void stats(long *launches, long *blocks);
+void stats(long *launches, long *blocks, int *warp);
 }
 
 static size_t dtype_bytes(int dtype) {
@@ -95,8 +96,9 @@ int main(int argc, char **argv) {
   }
   fclose(sf);
   long launches = 0, blocks = 0;
-  thunder_emu::stats(&launches, &blocks);
-  printf("launches %ld blocks %ld\n", launches, blocks);
+  int warp = 0;
+  thunder_emu::stats(&launches, &blocks, &warp);
+  printf("warp %d launches %ld blocks %ld\n", warp, launches, blocks);
   m->destroy(state);
   free(ws);
   return 0;

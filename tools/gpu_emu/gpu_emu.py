@@ -57,7 +57,13 @@ def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
         if f.is_dir():
             shutil.copytree(f, work_dir / f.name, dirs_exist_ok=True)
         elif f.suffix in (".h", ".cuh", ".cu", ".hip"):
-            (work_dir / f.name).write_text(rewrite_launches(f.read_text()))
+            text = rewrite_launches(f.read_text())
+            code = re.sub(r"//.*", "", text)
+            if "<<<" in code:
+                at = code.index("<<<")
+                raise RuntimeError(f"{f.name}: a launch the emulation cannot rewrite: "
+                                   f"{code[max(0, at - 80):at + 80]}")
+            (work_dir / f.name).write_text(text)
         else:
             shutil.copy(f, work_dir / f.name)
     model = work_dir / "model_emu.cpp"
@@ -87,8 +93,8 @@ def _run(cmd):
 
 def run(exe, inputs, out_dtypes, work_dir, env=None, timeout=600):
     """Runs the emulated model on `inputs` (numpy arrays or CPU tensors, in the model's order);
-    returns its outputs as numpy arrays of `out_dtypes` and the driver's report (launches and
-    blocks run). Raises RuntimeError when the run fails."""
+    returns its outputs as numpy arrays of `out_dtypes` and the driver's report ("warp W
+    launches L blocks B"). Raises RuntimeError when the run fails."""
     work_dir = pathlib.Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     for i, x in enumerate(inputs):
@@ -103,6 +109,8 @@ def run(exe, inputs, out_dtypes, work_dir, env=None, timeout=600):
         raise RuntimeError(f"emulated run failed ({r.returncode}):\n{r.stderr[-4000:]}")
     shapes = [[int(d) for d in line.split()]
               for line in (work_dir / "shapes.txt").read_text().splitlines()]
+    if len(shapes) != len(out_dtypes):
+        raise RuntimeError(f"the model has {len(shapes)} outputs, not {len(out_dtypes)}")
     outs = [np.fromfile(work_dir / f"out{i}.bin", dtype=dt).reshape(shape)
             for i, (dt, shape) in enumerate(zip(out_dtypes, shapes))]
     return outs, r.stdout

@@ -283,10 +283,12 @@ struct Launch {
   }
 };
 
-/// Kernels launched and blocks run (the driver prints them).
-void stats(long *launches, long *blocks) {
+/// Kernels launched, blocks run and the warp width they ran with (the
+/// driver prints them).
+void stats(long *launches, long *blocks, int *warp) {
   *launches = machine().launches;
   *blocks = machine().blocks;
+  *warp = warp_width(kFlavourWarp);
 }
 
 } // namespace thunder_emu
@@ -510,11 +512,17 @@ public:
   bool have_dnn = true;
   std::string dnn_missing;
   bool graphs = false;
+  std::vector<THUNDER_EMU_API(Event_t)> events;
 
-  int init(int, int, bool, bool, bool, const void *, const char *, char *, size_t) {
+  int init(int, int num_events, bool, bool, bool, const void *, const char *, char *, size_t) {
+    events.assign(num_events, nullptr);
     return 0;
   }
+  /// One stream: the work runs in the order it is enqueued, which the
+  /// events' order allows.
   stream_t stream(int, stream_t main) const { return main; }
+  void fork(stream_t) {}
+  void join(stream_t) {}
   template <class F>
   int run(stream_t caller, const std::vector<uintptr_t> &, F &&enqueue, char *, size_t) {
     return enqueue(caller);
