@@ -90,8 +90,17 @@ constexpr int kFlavourWarp = 32;
 #else
 constexpr int kFlavourWarp = 64;
 #endif
-/// Bytes of dynamic shared memory a block has (the largest LDS, gfx950's).
-constexpr size_t kSmemBytes = 160 * 1024;
+/// Bytes of dynamic shared memory a block may have: an H100/H200's 227 KiB
+/// (opted in) for CUDA; the LDS of the library's smallest architecture for
+/// HIP (THUNDER_HIP_LDS_BYTES, as the hip target's build defines it).
+#ifdef THUNDER_EMU_CUDA
+constexpr size_t kSmemBytes = 227 * 1024;
+#else
+#ifndef THUNDER_HIP_LDS_BYTES
+#define THUNDER_HIP_LDS_BYTES (64 * 1024)
+#endif
+constexpr size_t kSmemBytes = THUNDER_HIP_LDS_BYTES;
+#endif
 /// Bytes of stack per emulated thread.
 constexpr size_t kStackBytes = 256 * 1024;
 
@@ -102,6 +111,7 @@ struct Fiber {
   dim3 tid;
   int linear = 0;
   State state = State::Ready;
+  long warp_waits = 0; ///< warp barriers passed: equal among the lanes a barrier releases
 };
 
 /// The block being run: its fibers, the scheduler's context, the warp
@@ -206,9 +216,21 @@ inline void run_block(const dim3 &bidx) {
       }
       live += wlive;
       if (wwait && wwait == wlive) {
+        long seen = -1;
         for (int i = w * W; i < std::min(n, (w + 1) * W); ++i)
-          if (m.fibers[i].state == State::WaitWarp)
-            m.fibers[i].state = State::Ready;
+          if (m.fibers[i].state == State::WaitWarp) {
+            Fiber &f = m.fibers[i];
+            if (seen >= 0 && f.warp_waits != seen) {
+              fprintf(stderr,
+                      "thunder_gpu_emu: divergent warp in block (%u,%u,%u): lanes of warp %d "
+                      "wait at different cross-lane operations (%ld and %ld passed)\n",
+                      bidx.x, bidx.y, bidx.z, w, seen, f.warp_waits);
+              abort();
+            }
+            seen = f.warp_waits;
+            ++f.warp_waits;
+            f.state = State::Ready;
+          }
         released = true;
       }
     }
@@ -251,6 +273,9 @@ template <class T> inline T exchange(T v, int src) {
   return out;
 }
 
+/// The dynamic shared memory (THUNDER_GPU_NS::smem_raw, defined below).
+unsigned char *smem_buffer();
+
 /// What a launch runs: `Launch(grid, block, smem, stream)(kernel, args...)`.
 struct Launch {
   dim3 grid, block;
@@ -264,9 +289,12 @@ struct Launch {
       fprintf(stderr, "thunder_gpu_emu: a kernel launched from a kernel\n");
       abort();
     }
-    if (smem > kSmemBytes || block.x * block.y * block.z > 1024 || block.x * block.y * block.z == 0) {
-      fprintf(stderr, "thunder_gpu_emu: launch of block (%u,%u,%u) with %zu bytes of shared "
-                      "memory is out of bounds\n", block.x, block.y, block.z, smem);
+    const unsigned threads = block.x * block.y * block.z;
+    if (smem > kSmemBytes || threads > 1024 || threads == 0 || grid.x == 0 || grid.y == 0 ||
+        grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
+      fprintf(stderr, "thunder_gpu_emu: a launch of grid (%u,%u,%u), block (%u,%u,%u) with %zu "
+                      "bytes of dynamic shared memory is out of bounds\n", grid.x, grid.y,
+              grid.z, block.x, block.y, block.z, smem);
       abort();
     }
     std::function<void()> body = [&] { kernel(args...); };
@@ -277,8 +305,11 @@ struct Launch {
     ++m.launches;
     for (unsigned z = 0; z < grid.z; ++z)
       for (unsigned y = 0; y < grid.y; ++y)
-        for (unsigned x = 0; x < grid.x; ++x)
+        for (unsigned x = 0; x < grid.x; ++x) {
+          // A block finds its dynamic shared memory uninitialized: NaN for floats.
+          memset(smem_buffer(), 0xff, smem);
           run_block(dim3(x, y, z));
+        }
     m.body = nullptr;
   }
 };
@@ -325,9 +356,6 @@ inline void __syncwarp(unsigned = 0xffffffffu) { THUNDER_SYNC_WARP(); }
 #define THUNDER_GPU_NS thunder_hip
 #define THUNDER_WARP_SIZE 64
 #define THUNDER_SHFL_XOR(v, lane_mask) ::thunder_hip::shfl_xor(v, lane_mask)
-#ifndef THUNDER_HIP_LDS_BYTES
-#define THUNDER_HIP_LDS_BYTES (64 * 1024)
-#endif
 #define THUNDER_SMEM_DEFAULT_BYTES THUNDER_HIP_LDS_BYTES
 struct ihipStream_t;
 typedef ihipStream_t *hipStream_t;
@@ -380,6 +408,8 @@ namespace thunder_scalar {
 template <> struct is_lowp<_Float16> : std::true_type {};
 template <> struct is_lowp<__bf16> : std::true_type {};
 } // namespace thunder_scalar
+
+unsigned char *thunder_emu::smem_buffer() { return THUNDER_GPU_NS::smem_raw; }
 
 #include "thunder_gpu.h"
 #include "thunder_gpu_nn.h"
