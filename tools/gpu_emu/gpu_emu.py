@@ -66,6 +66,7 @@ def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
             (work_dir / f.name).write_text(text)
         else:
             shutil.copy(f, work_dir / f.name)
+    _copy_prelude(work_dir, flavour)
     model = work_dir / "model_emu.cpp"
     shutil.copy(work_dir / main, model)
     cxx = compiler()
@@ -83,6 +84,23 @@ def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
         objs.append(str(obj))
     _run([cxx, *objs, "-o", str(exe)])
     return exe
+
+
+def _copy_prelude(work_dir: pathlib.Path, flavour: str) -> None:
+    """Writes the parts of the flavour's prelude the emulation compiles as they are: its
+    dialect macros (thunder_emu_dialect.inc) and, for HIP, its wavefront shuffle over
+    ds_bpermute (thunder_emu_lanes.inc)."""
+    prelude = (work_dir / ("thunder_cuda.cuh" if flavour == "cuda" else "thunder_hip.h")).read_text()
+    dialect = re.search(r"^// The dialect macros.*?(?=^#include)", prelude, re.S | re.M)
+    if not dialect or "THUNDER_WARP_SIZE" not in dialect.group(0):
+        raise RuntimeError(f"{flavour}: the prelude's dialect macros block was not found")
+    (work_dir / "thunder_emu_dialect.inc").write_text(dialect.group(0))
+    if flavour == "hip":
+        lanes = re.search(r"^/// The lane's index.*?(?=^\} // namespace thunder_hip)", prelude,
+                          re.S | re.M)
+        if not lanes or "shfl_xor" not in lanes.group(0):
+            raise RuntimeError("hip: the prelude's lane_id and shfl_xor were not found")
+        (work_dir / "thunder_emu_lanes.inc").write_text(lanes.group(0))
 
 
 def _run(cmd):

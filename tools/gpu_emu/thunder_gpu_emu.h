@@ -331,35 +331,24 @@ void stats(long *launches, long *blocks, int *warp) {
 inline void __syncthreads() { ::thunder_emu::wait(::thunder_emu::State::WaitBlock); }
 
 //===--------------------------------------------------------------------===//
-// The flavours' dialect macros (as their preludes define them) and
-// cross-lane operations
+// The flavours' cross-lane primitives, and their preludes' dialect macros
 //===--------------------------------------------------------------------===//
 
-#define THUNDER_SYNC_WARP() ::thunder_emu::wait(::thunder_emu::State::WaitWarp)
-#define THUNDER_RESIDENT_THREADS 2048
-#define THUNDER_SMEM_OPT_IN(kernel, bytes) ((void)(kernel), (void)(bytes))
-
 #ifdef THUNDER_EMU_CUDA
-#define THUNDER_GPU_NS thunder_cuda
-#define THUNDER_WARP_SIZE 32
-#define THUNDER_SHFL_XOR(v, lane_mask) __shfl_xor_sync(0xffffffffu, v, lane_mask)
-#define THUNDER_SMEM_DEFAULT_BYTES (48 * 1024)
 struct CUstream_st;
 typedef CUstream_st *cudaStream_t;
-#define THUNDER_STREAM_T cudaStream_t
 /// CUDA's __shfl_xor_sync over the whole warp.
 template <class T> inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
   return ::thunder_emu::exchange(v, ::thunder_emu::lane() ^ lane_mask);
 }
-inline void __syncwarp(unsigned = 0xffffffffu) { THUNDER_SYNC_WARP(); }
+inline void __syncwarp(unsigned = 0xffffffffu) {
+  ::thunder_emu::wait(::thunder_emu::State::WaitWarp);
+}
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+template <class F> inline int cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return 0; }
 #else
-#define THUNDER_GPU_NS thunder_hip
-#define THUNDER_WARP_SIZE 64
-#define THUNDER_SHFL_XOR(v, lane_mask) ::thunder_hip::shfl_xor(v, lane_mask)
-#define THUNDER_SMEM_DEFAULT_BYTES THUNDER_HIP_LDS_BYTES
 struct ihipStream_t;
 typedef ihipStream_t *hipStream_t;
-#define THUNDER_STREAM_T ::hipStream_t
 /// The lane's index in its wavefront (mbcnt over all lanes).
 inline unsigned __builtin_amdgcn_mbcnt_lo(unsigned, unsigned) { return ::thunder_emu::lane(); }
 inline unsigned __builtin_amdgcn_mbcnt_hi(unsigned, unsigned lo) { return lo; }
@@ -367,8 +356,13 @@ inline unsigned __builtin_amdgcn_mbcnt_hi(unsigned, unsigned lo) { return lo; }
 inline int __builtin_amdgcn_ds_bpermute(int address, int word) {
   return ::thunder_emu::exchange(word, address >> 2);
 }
-#define __builtin_amdgcn_wave_barrier() THUNDER_SYNC_WARP()
+#define __builtin_amdgcn_wave_barrier() ::thunder_emu::wait(::thunder_emu::State::WaitWarp)
 #endif
+
+// THUNDER_GPU_NS, THUNDER_WARP_SIZE, THUNDER_SHFL_XOR, THUNDER_SYNC_WARP, ...: the
+// prelude's own definitions (thunder_cuda.cuh's or thunder_hip.h's "dialect macros"
+// block), which gpu_emu.py copies from the generated directory.
+#include "thunder_emu_dialect.inc"
 
 #include "thunder_scalar.h"
 
@@ -385,21 +379,8 @@ template <class T> inline T min(T a, T b) { return b < a ? b : a; }
 template <class T> inline T max(T a, T b) { return a < b ? b : a; }
 
 #ifdef THUNDER_EMU_HIP
-/// thunder_hip.h's lane_id and shfl_xor, over the emulated builtins.
-inline int lane_id() {
-  return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
-}
-template <class T> inline T shfl_xor(T v, int lane_mask) {
-  const int address = (lane_id() ^ lane_mask) << 2;
-  constexpr int kWords = (sizeof(T) + 3) / 4;
-  int words[kWords] = {};
-  memcpy(words, &v, sizeof(T));
-  for (int i = 0; i < kWords; ++i)
-    words[i] = __builtin_amdgcn_ds_bpermute(address, words[i]);
-  T out;
-  memcpy(&out, words, sizeof(T));
-  return out;
-}
+// thunder_hip.h's lane_id and shfl_xor (copied by gpu_emu.py), over the emulated builtins.
+#include "thunder_emu_lanes.inc"
 #endif
 
 } // namespace THUNDER_GPU_NS
