@@ -3,24 +3,33 @@
 // The generated model.cu / model.hip and the vendor-neutral support headers
 // (thunder_gpu.h, thunder_gpu_nn.h, thunder_scalar.h) are compiled as host C++
 // with this header force-included (`-include thunder_gpu_emu.h`) in place of the
-// vendor's prelude and libraries header, whose include guards it defines.
-// tools/gpu_emu/gpu_emu.py drives it; the only change to the sources is the
-// launch syntax (`k<<<grid, block, smem, stream>>>(args)` becomes
-// `::thunder_emu::Launch(grid, block, smem, stream)(k, args)`).
+// vendor's prelude and libraries header, whose include guards it defines. Of
+// the prelude it compiles the parts the kernels' logic rests on as they are:
+// the dialect macros (THUNDER_WARP_SIZE, THUNDER_SHFL_XOR, ...) and HIP's
+// wavefront shuffle over ds_bpermute, which tools/gpu_emu/gpu_emu.py copies
+// from the generated directory (thunder_emu_dialect.inc, thunder_emu_lanes.inc);
+// the vendor primitives under them (__shfl_xor_sync, __syncwarp,
+// __builtin_amdgcn_ds_bpermute, mbcnt, wave_barrier) are emulated here. The only
+// change to the sources is the launch syntax (`k<<<grid, block, smem, stream>>>(args)`
+// becomes `::thunder_emu::Launch(grid, block, smem, stream)(k, args)`).
 //
 // The emulated machine:
 // - a block's threads are fibers (ucontext) of one host thread, scheduled
 //   cooperatively; __syncthreads is a real barrier (a fiber waits until every
 //   live thread of its block is there); blocks run one after another;
-// - a warp (CUDA, 32 lanes) or wavefront (HIP, 64 lanes) is THUNDER_EMU_WARP
-//   consecutive threads of a block; cross-lane reads (CUDA's __shfl_xor_sync,
+// - a warp (CUDA, 32 lanes) or wavefront (HIP, 64 lanes) is that many
+//   consecutive threads of a block (x fastest); cross-lane reads (CUDA's __shfl_xor_sync,
 //   HIP's ds_bpermute) exchange through the warp with a barrier before and after
 //   the read, the source lane taken modulo the warp's width as the hardware does.
-//   The width is the flavour's (THUNDER_WARP_SIZE of its prelude, which the
-//   kernels are written against) unless THUNDER_EMU_WARP_SIZE overrides it at run
-//   time: the deliberately wrong width that the tests use to prove they can fail;
+//   The width is the hardware's of the flavour (an NVIDIA warp, a CDNA
+//   wavefront), independent of the THUNDER_WARP_SIZE the prelude gives the
+//   kernels, unless THUNDER_EMU_WARP_SIZE overrides it at run time: the
+//   deliberately wrong width the tests use to prove they can fail;
 // - shared memory (LDS) is thread_local, so all fibers of a block (one host
-//   thread) see one copy; dynamic shared memory is THUNDER_EMU_SMEM_BYTES;
+//   thread) see one copy; dynamic shared memory (up to 227 KiB on CUDA, the
+//   LDS on HIP) starts every block as NaN bytes, as a GPU leaves it undefined;
+// - a barrier that not all live threads can reach (a divergent __syncthreads,
+//   lanes of a warp at different shuffles) aborts with a message;
 // - device memory is host memory; streams, events and graphs do nothing (the work
 //   runs when it is launched);
 // - the vendor libraries (cuBLASLt/hipBLASLt GEMMs, cuDNN/MIOpen convolutions) are
