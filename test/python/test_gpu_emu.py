@@ -11,8 +11,10 @@ wavefront, a 16-lane CUDA warp) must break the cross-lane kinds: the comparison 
 """
 from __future__ import annotations
 
+import os
 import pathlib
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -182,6 +184,47 @@ def test_zoo_model(tmp_path_factory, name, flavour):
     outs, _ = _run(exe, work, inputs, expected)
     for a, e in zip(outs, expected):
         np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-4)
+
+
+def _lanes(tmp_path_factory, flavour, env=None):
+    """The per-thread lines of data/gpu_emu_lanes.cpp, built against the kinds' headers."""
+    model, inputs = Kinds().eval(), Kinds.inputs()
+    _, _, work = _emulated(tmp_path_factory, "kinds", model, inputs, flavour)
+    exe = work / "lanes" / "gpu_emu_lanes"
+    if not exe.exists():
+        gpu_emu.build_program(ROOT / "test" / "python" / "data" / "gpu_emu_lanes.cpp",
+                              work / "src", flavour, work / "lanes")
+    env = dict(env or {})
+    result = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                            env={**{k: v for k, v in os.environ.items()
+                                    if k != "THUNDER_EMU_WARP_SIZE"}, **env})
+    return [[int(f) for f in line.split()] for line in result.stdout.splitlines()]
+
+
+def _lanes_expected(flavour, width):
+    rows = []
+    for t in range(128):
+        lane = t % width
+        bits = sum(1 << i for i in range(width) if i % 3 == 0)
+        if flavour == "cuda":
+            bits &= 0xFFFFFFFF
+            last = lane if lane + 1 >= width else lane + 1
+        else:
+            last = 5
+        rows.append([t, lane, bits & 0xFFFFFFFF, bits >> 32, width * (width - 1) // 2, 8128,
+                     (t + 1) % 128 * 10, t - lane, last])
+    return rows
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_cross_lane_primitives(tmp_path_factory, flavour):
+    """Ballots, shuffles, readfirstlane/readlane, warp and block reductions and a
+    __syncthreads over shared memory, at the flavour's width (a 64-bit ballot on HIP); and
+    the prelude's warp reduction wrong at a width it is not written for."""
+    assert _lanes(tmp_path_factory, flavour) == _lanes_expected(flavour, WARP[flavour])
+    wrong = _lanes(tmp_path_factory, flavour, {"THUNDER_EMU_WARP_SIZE": str(WRONG_WARP[flavour])})
+    assert [r[1] for r in wrong] == [t % WRONG_WARP[flavour] for t in range(128)]
+    assert all(r[4] != WARP[flavour] * (WARP[flavour] - 1) // 2 for r in wrong)
 
 
 def test_launch_rewrite():

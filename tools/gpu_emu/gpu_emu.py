@@ -2,7 +2,7 @@
 
     from gpu_emu import build, run
     exe = build(src_dir, "hip", work_dir)     # src_dir: compile(..., target="hip", source_only=True)
-    outputs = run(exe, [x], work_dir)         # numpy arrays, one per output
+    outs, report = run(exe, [x], [np.float32], work_dir / "run")   # numpy arrays, one per output
 
 The generated model.cu / model.hip and the support headers written next to it are copied to
 `work_dir` with one rewrite, the launch syntax (`k<<<g, b, s, st>>>(args)` becomes
@@ -28,10 +28,6 @@ ROOT = HERE.parents[1]
 _LAUNCH = re.compile(r"([A-Za-z_][\w:]*(?:<(?:[^<>]|<[^<>]*>)*>)?)\s*<<<(.*?)>>>\s*\(\s*(\)?)",
                      re.S)
 
-_DTYPES = {0: np.bool_, 1: np.int8, 2: np.int32, 3: np.int64, 6: np.float16, 8: np.float32,
-           9: np.float64}
-
-
 def rewrite_launches(text: str) -> str:
     """The source with every `k<<<config>>>(args)` as `::thunder_emu::Launch(config)(k, args)`."""
     def repl(m: re.Match) -> str:
@@ -47,35 +43,56 @@ def compiler() -> str:
     raise RuntimeError("the GPU emulation needs clang++ (for _Float16 and __bf16 on the host)")
 
 
-def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
-    """Compiles the generated sources in `src_dir` (flavour "cuda" or "hip") into an executable
-    in `work_dir` that runs the model on the CPU; returns its path."""
+def prepare(src_dir, flavour: str, work_dir) -> pathlib.Path:
+    """Copies the generated sources of `src_dir` into `work_dir` with their launches
+    rewritten, and the prelude's parts the emulation compiles as they are; returns
+    `work_dir`."""
     src_dir, work_dir = pathlib.Path(src_dir), pathlib.Path(work_dir)
-    main = {"cuda": "model.cu", "hip": "model.hip"}[flavour]
+    if flavour not in ("cuda", "hip"):
+        raise ValueError(f"flavour {flavour!r}: cuda or hip")
     work_dir.mkdir(parents=True, exist_ok=True)
     for f in src_dir.iterdir():
         if f.is_dir():
             shutil.copytree(f, work_dir / f.name, dirs_exist_ok=True)
-        elif f.suffix in (".h", ".cuh", ".cu", ".hip"):
-            text = rewrite_launches(f.read_text())
-            code = re.sub(r"//.*", "", text)
-            if "<<<" in code:
-                at = code.index("<<<")
-                raise RuntimeError(f"{f.name}: a launch the emulation cannot rewrite: "
-                                   f"{code[max(0, at - 80):at + 80]}")
-            (work_dir / f.name).write_text(text)
+        elif f.suffix in (".h", ".cuh", ".cu", ".hip", ".cpp"):
+            (work_dir / f.name).write_text(_rewritten(f))
         else:
             shutil.copy(f, work_dir / f.name)
     _copy_prelude(work_dir, flavour)
+    return work_dir
+
+
+def _rewritten(f: pathlib.Path) -> str:
+    text = rewrite_launches(f.read_text())
+    code = re.sub(r"//.*", "", text)
+    if "<<<" in code:
+        at = code.index("<<<")
+        raise RuntimeError(f"{f.name}: a launch the emulation cannot rewrite: "
+                           f"{code[max(0, at - 80):at + 80]}")
+    return text
+
+
+def _flags(work_dir: pathlib.Path, opt: str) -> list[str]:
+    return ["-std=c++17", opt, "-g0", "-w", "-I", str(work_dir), "-I", str(HERE),
+            "-I", str(ROOT / "include")]
+
+
+def _emulated_flags(flavour: str) -> list[str]:
+    return ["-DTHUNDER_EMU_CUDA" if flavour == "cuda" else "-DTHUNDER_EMU_HIP",
+            "-include", str(HERE / "thunder_gpu_emu.h")]
+
+
+def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
+    """Compiles the generated sources in `src_dir` (flavour "cuda" or "hip") into an executable
+    in `work_dir` that runs the model on the CPU; returns its path."""
+    work_dir = prepare(src_dir, flavour, work_dir)
+    main = {"cuda": "model.cu", "hip": "model.hip"}[flavour]
     model = work_dir / "model_emu.cpp"
     shutil.copy(work_dir / main, model)
-    cxx = compiler()
+    cxx, flags = compiler(), _flags(work_dir, opt)
     exe = work_dir / "emu"
-    flags = ["-std=c++17", opt, "-g0", "-w", "-I", str(work_dir), "-I", str(HERE),
-             "-I", str(ROOT / "include")]
-    define = "-DTHUNDER_EMU_CUDA" if flavour == "cuda" else "-DTHUNDER_EMU_HIP"
     objs = []
-    for source, extra in ((model, [define, "-include", str(HERE / "thunder_gpu_emu.h")]),
+    for source, extra in ((model, _emulated_flags(flavour)),
                           (work_dir / "weights.cpp",
                            [f'-DTHUNDER_WEIGHTS_BIN="{work_dir / "weights.bin"}"']),
                           (HERE / "emu_main.cpp", [])):
@@ -83,6 +100,20 @@ def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
         _run([cxx, *flags, *extra, "-c", str(source), "-o", str(obj)])
         objs.append(str(obj))
     _run([cxx, *objs, "-o", str(exe)])
+    return exe
+
+
+def build_program(source, headers_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
+    """Compiles a hand-written kernel program `source` (C++ with CUDA/HIP kernel syntax and a
+    main) for the emulation, against the support headers of the generated directory
+    `headers_dir`; returns the executable's path."""
+    work_dir = prepare(headers_dir, flavour, work_dir)
+    source = pathlib.Path(source)
+    program = work_dir / (source.stem + "_emu.cpp")
+    program.write_text(_rewritten(source))
+    exe = work_dir / source.stem
+    _run([compiler(), *_flags(work_dir, opt), *_emulated_flags(flavour), str(program),
+          "-o", str(exe)])
     return exe
 
 

@@ -266,20 +266,49 @@ inline void run_block(const dim3 &bidx) {
 /// The hardware lane of the current thread and its warp's first thread.
 inline int lane() { return self().linear % machine().warp; }
 
-/// The value `v` of lane `src` (modulo the warp width) of this warp.
-template <class T> inline T exchange(T v, int src) {
+/// A cross-lane operation: every live lane of the warp publishes `v`, then
+/// `f(read)` runs in each, where read(i, out) gives lane i's value (false,
+/// leaving `out`, for a lane that has exited or is past the block's end).
+template <class T, class F> inline auto across(T v, F &&f) {
   static_assert(sizeof(T) <= 16, "a cross-lane value of at most 16 bytes");
   Machine &m = machine();
-  Fiber &f = self();
-  memcpy(m.slots[f.linear].data(), &v, sizeof(T));
+  Fiber &me = self();
+  memcpy(m.slots[me.linear].data(), &v, sizeof(T));
   wait(State::WaitWarp);
-  const int W = m.warp;
-  const int from = f.linear - f.linear % W + (src & (W - 1));
-  T out = v;
-  if (from < int(m.fibers.size()))
+  const int base = me.linear - me.linear % m.warp;
+  auto read = [&](int i, T &out) {
+    const int from = base + i;
+    if (i < 0 || i >= m.warp || from >= int(m.fibers.size()) ||
+        m.fibers[from].state == State::Done)
+      return false;
     memcpy(&out, m.slots[from].data(), sizeof(T));
+    return true;
+  };
+  auto result = f(read);
   wait(State::WaitWarp);
-  return out;
+  return result;
+}
+
+/// The value `v` of lane `src` (modulo the warp width) of this warp.
+template <class T> inline T exchange(T v, int src) {
+  return across(v, [&](auto &read) {
+    T out = v;
+    read(src & (machine().warp - 1), out);
+    return out;
+  });
+}
+
+/// The warp's predicates as a mask (bit i: lane i's), over the emulated width.
+inline uint64_t ballot(bool predicate) {
+  return across(int(predicate), [&](auto &read) {
+    uint64_t bits = 0;
+    for (int i = 0; i < machine().warp; ++i) {
+      int p = 0;
+      if (read(i, p) && p)
+        bits |= uint64_t(1) << i;
+    }
+    return bits;
+  });
 }
 
 /// The dynamic shared memory (THUNDER_GPU_NS::smem_raw, defined below).
@@ -347,11 +376,34 @@ inline void __syncthreads() { ::thunder_emu::wait(::thunder_emu::State::WaitBloc
 struct CUstream_st;
 typedef CUstream_st *cudaStream_t;
 /// CUDA's __shfl_xor_sync over the whole warp.
-template <class T> inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
-  return ::thunder_emu::exchange(v, ::thunder_emu::lane() ^ lane_mask);
+template <class T> inline T __shfl_xor_sync(unsigned, T v, int lane_mask, int width = 32) {
+  const int lane = ::thunder_emu::lane(), src = lane ^ lane_mask;
+  // A later segment's lane gives the caller its own value.
+  return ::thunder_emu::exchange(v, src >= (lane & ~(width - 1)) + width ? lane : src);
 }
 inline void __syncwarp(unsigned = 0xffffffffu) {
   ::thunder_emu::wait(::thunder_emu::State::WaitWarp);
+}
+// The other warp intrinsics, as CUDA's programming guide defines them over
+// segments of `width` lanes (the generated code uses none of them yet).
+template <class T> inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
+  const int lane = ::thunder_emu::lane();
+  return ::thunder_emu::exchange(v, (lane & ~(width - 1)) + (src & (width - 1)));
+}
+template <class T> inline T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32) {
+  const int lane = ::thunder_emu::lane();
+  return ::thunder_emu::exchange(v, (lane % width) + int(delta) < width ? lane + int(delta) : lane);
+}
+template <class T> inline T __shfl_up_sync(unsigned, T v, unsigned delta, int width = 32) {
+  const int lane = ::thunder_emu::lane();
+  return ::thunder_emu::exchange(v, (lane % width) >= int(delta) ? lane - int(delta) : lane);
+}
+inline unsigned __ballot_sync(unsigned, int predicate) {
+  return unsigned(::thunder_emu::ballot(predicate != 0));
+}
+inline int __any_sync(unsigned, int predicate) { return ::thunder_emu::ballot(predicate != 0) != 0; }
+inline int __all_sync(unsigned, int predicate) {
+  return ::thunder_emu::ballot(predicate == 0) == 0;
 }
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 template <class F> inline int cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return 0; }
@@ -366,6 +418,21 @@ inline int __builtin_amdgcn_ds_bpermute(int address, int word) {
   return ::thunder_emu::exchange(word, address >> 2);
 }
 #define __builtin_amdgcn_wave_barrier() ::thunder_emu::wait(::thunder_emu::State::WaitWarp)
+// Other cross-lane builtins (the generated code uses none of them yet).
+inline uint64_t __builtin_amdgcn_ballot_w64(bool predicate) {
+  return ::thunder_emu::ballot(predicate);
+}
+inline int __builtin_amdgcn_readlane(int v, int lane) { return ::thunder_emu::exchange(v, lane); }
+/// The value of the first live lane.
+inline int __builtin_amdgcn_readfirstlane(int v) {
+  return ::thunder_emu::across(v, [&](auto &read) {
+    int out = v;
+    for (int i = 0; i < ::thunder_emu::machine().warp; ++i)
+      if (read(i, out))
+        break;
+    return out;
+  });
+}
 #endif
 
 // THUNDER_GPU_NS, THUNDER_WARP_SIZE, THUNDER_SHFL_XOR, THUNDER_SYNC_WARP, ...: the
