@@ -6,7 +6,8 @@ fibers with a real barrier, warp exchanges at the flavour's width: 32 lanes for 
 for HIP) and compares every output with PyTorch in fp32. `Kinds` holds one of every kernel
 kind the GPU backends generate, on small odd shapes; fused and unfused, so both the
 generated reduction kernels and the support headers' softmax, norm and reduction kernels
-run. The zoo models run whole. A wrong warp width (THUNDER_EMU_WARP_SIZE: a 32-lane HIP
+run. Attention with wide heads, and the zoo models whole, run too; a hand-written kernel
+(data/gpu_emu_lanes.cpp) checks the cross-lane primitives lane by lane. A wrong warp width (THUNDER_EMU_WARP_SIZE: a 32-lane HIP
 wavefront, a 16-lane CUDA warp) must break the cross-lane kinds: the comparison can fail.
 """
 from __future__ import annotations
