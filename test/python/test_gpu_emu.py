@@ -198,7 +198,7 @@ def _lanes(tmp_path_factory, flavour, env=None):
     env = dict(env or {})
     result = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
                             env={**{k: v for k, v in os.environ.items()
-                                    if k != "THUNDER_EMU_WARP_SIZE"}, **env})
+                                    if not k.startswith("THUNDER_EMU_")}, **env})
     return [[int(f) for f in line.split()] for line in result.stdout.splitlines()]
 
 
@@ -226,6 +226,10 @@ def test_cross_lane_primitives(tmp_path_factory, flavour):
     wrong = _lanes(tmp_path_factory, flavour, {"THUNDER_EMU_WARP_SIZE": str(WRONG_WARP[flavour])})
     assert [r[1] for r in wrong] == [t % WRONG_WARP[flavour] for t in range(128)]
     assert all(r[4] != WARP[flavour] * (WARP[flavour] - 1) // 2 for r in wrong)
+    # Without the block barrier, the block reduction and the shared-memory ring go wrong.
+    unsynced = _lanes(tmp_path_factory, flavour, {"THUNDER_EMU_BREAK_BARRIER": "1"})
+    assert any(r[5] != 8128 for r in unsynced)
+    assert any(r[6] != (r[0] + 1) % 128 * 10 for r in unsynced)
 
 
 def test_launch_rewrite():

@@ -8,8 +8,10 @@ The generated model.cu / model.hip and the support headers written next to it ar
 `work_dir` with one rewrite, the launch syntax (`k<<<g, b, s, st>>>(args)` becomes
 `::thunder_emu::Launch(g, b, s, st)(k, args)`, which host C++ can parse), and compiled as host
 C++ with thunder_gpu_emu.h force-included in place of the vendor's prelude (see that header
-for the emulated machine). THUNDER_EMU_WARP_SIZE in the environment of `run` overrides the
-emulated warp width (the flavour's: 32 for CUDA, 64 for HIP).
+for the emulated machine). Two settings break the emulated machine on purpose, for tests
+that show they can fail, passed in `run`'s `env` (the caller's own THUNDER_EMU_* are not
+passed on): THUNDER_EMU_WARP_SIZE, the warp width (else the flavour's: 32 for CUDA, 64 for
+HIP), and THUNDER_EMU_BREAK_BARRIER=1, a __syncthreads that does not wait.
 """
 from __future__ import annotations
 
@@ -77,9 +79,21 @@ def _flags(work_dir: pathlib.Path, opt: str) -> list[str]:
             "-I", str(ROOT / "include")]
 
 
-def _emulated_flags(flavour: str) -> list[str]:
-    return ["-DTHUNDER_EMU_CUDA" if flavour == "cuda" else "-DTHUNDER_EMU_HIP",
-            "-include", str(HERE / "thunder_gpu_emu.h")]
+#: LDS per workgroup of each HIP architecture (hipLdsBytes in lib/Target/HIP/HIPBackend.cpp).
+HIP_LDS_BYTES = {"gfx90a": 64 * 1024, "gfx942": 64 * 1024, "gfx950": 160 * 1024}
+
+
+def _emulated_flags(flavour: str, work_dir: pathlib.Path) -> list[str]:
+    flags = ["-DTHUNDER_EMU_CUDA" if flavour == "cuda" else "-DTHUNDER_EMU_HIP",
+             "-include", str(HERE / "thunder_gpu_emu.h")]
+    # As the hip target's build: the LDS of the smallest among the library's architectures.
+    model = work_dir / "model.hip"
+    archs = re.search(r'kArchs = "([^"]*)"', model.read_text()) if model.exists() else None
+    if flavour == "hip" and archs:
+        lds = [HIP_LDS_BYTES[a] for a in archs.group(1).split(",") if a in HIP_LDS_BYTES]
+        if lds:
+            flags.append(f"-DTHUNDER_HIP_LDS_BYTES={min(lds)}")
+    return flags
 
 
 def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
@@ -92,7 +106,7 @@ def build(src_dir, flavour: str, work_dir, opt: str = "-O1") -> pathlib.Path:
     cxx, flags = compiler(), _flags(work_dir, opt)
     exe = work_dir / "emu"
     objs = []
-    for source, extra in ((model, _emulated_flags(flavour)),
+    for source, extra in ((model, _emulated_flags(flavour, work_dir)),
                           (work_dir / "weights.cpp",
                            [f'-DTHUNDER_WEIGHTS_BIN="{work_dir / "weights.bin"}"']),
                           (HERE / "emu_main.cpp", [])):
@@ -112,7 +126,7 @@ def build_program(source, headers_dir, flavour: str, work_dir, opt: str = "-O1")
     program = work_dir / (source.stem + "_emu.cpp")
     program.write_text(_rewritten(source))
     exe = work_dir / source.stem
-    _run([compiler(), *_flags(work_dir, opt), *_emulated_flags(flavour), str(program),
+    _run([compiler(), *_flags(work_dir, opt), *_emulated_flags(flavour, work_dir), str(program),
           "-o", str(exe)])
     return exe
 
@@ -150,7 +164,8 @@ def run(exe, inputs, out_dtypes, work_dir, env=None, timeout=600):
         a = x.numpy() if hasattr(x, "numpy") else np.asarray(x)
         (work_dir / f"in{i}.bin").write_bytes(np.ascontiguousarray(a).tobytes())
     full_env = dict(os.environ)
-    full_env.pop("THUNDER_EMU_WARP_SIZE", None)
+    for key in [k for k in full_env if k.startswith("THUNDER_EMU_")]:
+        del full_env[key]
     full_env.update(env or {})
     r = subprocess.run([str(exe), str(work_dir)], capture_output=True, text=True, env=full_env,
                        timeout=timeout)

@@ -366,7 +366,14 @@ void stats(long *launches, long *blocks, int *warp) {
 #define blockIdx (::thunder_emu::machine().block_idx)
 #define blockDim (::thunder_emu::machine().block_dim)
 #define gridDim (::thunder_emu::machine().grid_dim)
-inline void __syncthreads() { ::thunder_emu::wait(::thunder_emu::State::WaitBlock); }
+/// The block barrier. THUNDER_EMU_BREAK_BARRIER=1 makes it do nothing, a
+/// broken emulation the tests use to show that their kernels need it.
+inline void __syncthreads() {
+  static const bool broken = getenv("THUNDER_EMU_BREAK_BARRIER") &&
+                             *getenv("THUNDER_EMU_BREAK_BARRIER") == '1';
+  if (!broken)
+    ::thunder_emu::wait(::thunder_emu::State::WaitBlock);
+}
 
 //===--------------------------------------------------------------------===//
 // The flavours' cross-lane primitives, and their preludes' dialect macros
