@@ -83,12 +83,12 @@ class Kinds(torch.nn.Module):
 _BUILDS: dict = {}
 
 
-def _emulated(tmp_path_factory, key, model, inputs, flavour, fuse=True):
+def _emulated(tmp_path_factory, key, model, inputs, flavour, fuse=True, dynamic_shapes=None):
     """The emulation's executable for `model` compiled for `flavour`, and the generated
     source (built once per key)."""
     if (key, flavour, fuse) not in _BUILDS:
         work = tmp_path_factory.mktemp(f"{key}-{flavour}-{'fused' if fuse else 'unfused'}")
-        program = thunder.export(model, inputs)
+        program = thunder.export(model, inputs, dynamic_shapes=dynamic_shapes)
         program.module.compile(str(work / "src"), target=flavour, name=key, source_only=True,
                                fuse=fuse)
         source = (work / "src" / ("model.cu" if flavour == "cuda" else "model.hip")).read_text()
@@ -185,6 +185,24 @@ def test_zoo_model(tmp_path_factory, name, flavour):
     outs, _ = _run(exe, work, inputs, expected)
     for a, e in zip(outs, expected):
         np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_dynamic_batch(tmp_path_factory, flavour):
+    """A model compiled for a dynamic batch runs at batches other than its example's: sizes
+    passed to the kernels at run time, grids and workspaces computed from them."""
+    model, inputs = ZOO["gpt2"].build(size="small", batch=2)
+    exe, source, work = _emulated(tmp_path_factory, "gpt2_dynamic", model, inputs, flavour,
+                                  dynamic_shapes=ZOO["gpt2"].dynamic_batch(inputs))
+    assert not re.search(r"kNumSymbols = 0;", source)
+    for batch in (1, 3):
+        _, run_inputs = ZOO["gpt2"].build(size="small", batch=batch)
+        expected = _reference(model, run_inputs)
+        outs, _ = gpu_emu.run(exe, run_inputs, [e.dtype for e in expected],
+                              work / f"run{batch}")
+        assert outs[0].shape[0] == batch
+        for a, e in zip(outs, expected):
+            np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-4)
 
 
 def _lanes(tmp_path_factory, flavour, env=None):

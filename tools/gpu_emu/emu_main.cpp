@@ -1,14 +1,16 @@
 // emu_main.cpp: the host driver of an emulated GPU model: runs the generated library's entry
 // table on host memory.
 //
-//   emu DIR      reads DIR/in0.bin.. (each input's bytes, shapes as the table gives them),
-//                runs the model and writes DIR/out0.bin.. and DIR/shapes.txt (one output's
-//                dims a line); prints the emulated warp width and the number of launches
+//   emu DIR      reads DIR/in_shapes.txt (one input's dims a line; the table's static
+//                shapes when absent) and DIR/in0.bin.. (each input's bytes), runs the model
+//                and writes DIR/out0.bin.. and DIR/shapes.txt (one output's dims a line); prints the emulated warp width and the number of launches
 //                and blocks run.
 #include "thunder-c/artifact.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,11 +48,29 @@ int main(int argc, char **argv) {
     fprintf(stderr, "create: %s\n", error);
     return 1;
   }
+  std::vector<std::vector<int64_t>> in_shapes(m->num_inputs);
+  std::ifstream shape_file(dir + "/in_shapes.txt");
+  for (int i = 0; i < m->num_inputs; ++i) {
+    const thunder_tensor_desc &d = m->inputs[i];
+    std::string line;
+    if (shape_file && std::getline(shape_file, line)) {
+      std::istringstream dims(line);
+      for (int64_t v; dims >> v;)
+        in_shapes[i].push_back(v);
+    } else {
+      in_shapes[i].assign(d.shape, d.shape + d.rank);
+    }
+    if (int(in_shapes[i].size()) != d.rank) {
+      fprintf(stderr, "input %d: %zu dims given, the model takes %d\n", i, in_shapes[i].size(),
+              d.rank);
+      return 1;
+    }
+  }
   std::vector<std::vector<char>> in_data(m->num_inputs);
   std::vector<thunder_tensor> ins(m->num_inputs);
   for (int i = 0; i < m->num_inputs; ++i) {
     const thunder_tensor_desc &d = m->inputs[i];
-    size_t bytes = numel(d.shape, d.rank) * dtype_bytes(d.dtype);
+    size_t bytes = numel(in_shapes[i].data(), d.rank) * dtype_bytes(d.dtype);
     in_data[i].resize(bytes + 1);
     std::string path = dir + "/in" + std::to_string(i) + ".bin";
     FILE *f = fopen(path.c_str(), "rb");
@@ -59,7 +79,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     fclose(f);
-    ins[i] = {in_data[i].data(), d.dtype, d.rank, d.shape};
+    ins[i] = {in_data[i].data(), d.dtype, d.rank, in_shapes[i].data()};
   }
   std::vector<std::vector<int64_t>> shapes(m->num_outputs);
   std::vector<int64_t *> shape_ptrs(m->num_outputs);

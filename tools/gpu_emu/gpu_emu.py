@@ -160,9 +160,12 @@ def run(exe, inputs, out_dtypes, work_dir, env=None, timeout=600):
     launches L blocks B"). Raises RuntimeError when the run fails."""
     work_dir = pathlib.Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
+    shapes = []
     for i, x in enumerate(inputs):
         a = x.numpy() if hasattr(x, "numpy") else np.asarray(x)
         (work_dir / f"in{i}.bin").write_bytes(np.ascontiguousarray(a).tobytes())
+        shapes.append(" ".join(str(d) for d in a.shape))
+    (work_dir / "in_shapes.txt").write_text("".join(f"{s}\n" for s in shapes))
     full_env = dict(os.environ)
     for key in [k for k in full_env if k.startswith("THUNDER_EMU_")]:
         del full_env[key]
