@@ -121,7 +121,8 @@ def test_every_kernel_kind(tmp_path_factory, flavour, fuse):
     kinds = set(re.findall(r"// Kernel \d+: \w+ \((\w+)\)", source))
     assert {"pointwise", "reduction" if fuse else "library", "attention",
             "data_movement"} <= kinds, kinds
-    for op in ("max_pool", "avg_pool", "cumsum", "argmax", "index_select", "concat"):
+    unfused = () if fuse else ("library_softmax", "library_layer_norm")
+    for op in ("max_pool", "avg_pool", "cumsum", "argmax", "index_select", "concat", *unfused):
         assert re.search(rf"// Kernel \d+: \w*{op}", source), op
     expected = _reference(model, inputs)
     outs, report = _run(exe, work, inputs, expected)
