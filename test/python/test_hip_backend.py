@@ -451,11 +451,30 @@ def test_cuda_and_hip_library_runs_its_hip_part_on_amd(fake_hip, multi_vendor_li
     """No CUDA driver, an AMD runtime and device (the stand-in): the runtime picks the HIP
     part, whose kernels come from the HIP bundle."""
     log = tmp_path / "log"
-    script = _LOAD_AND_RUN.replace('print("ran")', 'print("ran on", native.device)')
+    script = _LOAD_AND_RUN.replace(
+        'print("ran")', 'print("ran on", native.device, "|", model.device_description, "|", '
+        'model.device_arch, "|", repr(model))')
     environment = _fake_environment(fake_hip, log)
     run = subprocess.run([sys.executable, "-c", script, str(multi_vendor_library)],
                          capture_output=True, text=True, env=environment)
     assert run.returncode == 0 and "ran on hip" in run.stdout, run.stderr
+    # The device and architecture it runs on: hipDeviceGetName, and gcnArchName from the
+    # device properties (the arch without its target features).
+    description = "HIP device 0: Fake AMD GPU (gfx942:sramecc+:xnack-)"
+    assert f"| {description} | gfx942 |" in run.stdout, run.stdout
+    assert run.stdout.rstrip().endswith(f", on {description}>"), run.stdout
     lines = log.read_text().splitlines()
     assert any(l.startswith("launch ") for l in lines)
     assert not [l for l in lines if l.startswith("missing")], lines
+
+
+@pytest.mark.skipif(has_cuda_driver(), reason="this machine has a CUDA driver")
+def test_thunder_run_names_the_device_it_chose(fake_hip, multi_vendor_library, build_dir,
+                                               tmp_path):
+    """thunder-run's header says which vendor's device and architecture the multi-vendor
+    library runs on (then refuses: it runs CPU models only so far)."""
+    environment = _fake_environment(fake_hip, tmp_path / "log", FAKE_HIP_ARCH="gfx90a:xnack-")
+    run = subprocess.run([str(build_dir / "bin" / "thunder-run"), str(multi_vendor_library)],
+                         capture_output=True, text=True, env=environment)
+    assert "model nogemm (target hip, device hip; runtime " in run.stdout, run.stdout
+    assert "\n  runs on HIP device 0: Fake AMD GPU (gfx90a:xnack-)\n" in run.stdout, run.stdout
