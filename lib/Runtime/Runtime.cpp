@@ -379,6 +379,7 @@ thunder_status load(const std::string &path, thunder_model *&result) {
           dlsym(model->handle, THUNDER_PROGRAM_ENTRY_SYMBOL))) {
     if (thunder_status s = loadProgram(*model, program))
       return s;
+    describePjrt(*model->pjrt, model->deviceDescription, model->deviceArch);
     collectSharedDims(*model);
     result = model.release();
     return THUNDER_OK;
