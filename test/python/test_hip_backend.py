@@ -375,6 +375,15 @@ def test_attention_tile_fits_the_lds(fake_hip, tmp_path, head, dtype, tile):
     assert int(smem) <= LDS_BYTES["gfx942"], (kernel, smem)
 
 
+def test_attention_beyond_head_dim_256_is_refused_at_compile_time(tmp_path):
+    qkv = tuple(torch.randn(1, 2, 5, 320) for _ in range(3))
+    program = thunder.export(_Attention().eval(), qkv)
+    with pytest.raises(thunder.CompileError, match="attention kernel takes head dims up to "
+                                                   "256, got 320"):
+        program.module.compile(str(tmp_path / "attn"), target="hip", name="attn",
+                               arch="gfx942")
+
+
 def test_attention_splits_keys_across_lanes_with_shuffles(fake_hip, tmp_path):
     """With a tile of 16 keys each key's dot product is summed over 4 lanes: the kernel
     has cross-lane reads (ds_bpermute) beyond the tile's max and sum butterflies."""
