@@ -133,6 +133,8 @@ public:
   std::string device() const {
     return thunder_device_name(thunder_model_device(model));
   }
+  std::string deviceDescription() const { return thunder_model_device_description(model); }
+  std::string deviceArch() const { return thunder_model_device_arch(model); }
 
   std::vector<std::vector<int64_t>>
   outputShapes(const std::vector<TensorTuple> &in) const {
@@ -243,6 +245,12 @@ void bindRuntime(py::module_ &m) {
       .def_property_readonly("name", &LoadedModel::name)
       .def_property_readonly("target", &LoadedModel::target)
       .def_property_readonly("device", &LoadedModel::device)
+      .def_property_readonly("device_description", &LoadedModel::deviceDescription,
+                             "what it runs on: the device and its architecture, as "
+                             "found at load ('CUDA device 0: NVIDIA H200 (sm_90)')")
+      .def_property_readonly("device_arch", &LoadedModel::deviceArch,
+                             "the architecture alone: 'sm_90', 'gfx942', or a CPU "
+                             "model's -march ('x86-64-v3')")
       .def_property_readonly("path", &LoadedModel::path)
       .def_readonly("inputs", &LoadedModel::inputs)
       .def_readonly("outputs", &LoadedModel::outputs)

@@ -121,6 +121,12 @@ typedef struct thunder_model_v1 {
 
 typedef const thunder_model_v1 *(*thunder_model_entry_v1_fn)(void);
 
+/* Optional: a NUL-terminated string the library exports under this name, the
+ * architecture its code was built for (the cpu target's -march, e.g.
+ * "x86-64-v3"), which thunder_model_device_arch reports for a CPU model. A
+ * runtime that does not know it ignores it; THUNDER_ABI_VERSION is unchanged. */
+#define THUNDER_MODEL_ARCH_SYMBOL "thunder_model_arch_v1"
+
 /*===----------------------------------------------------------------------===*
  * Programs for an XLA plugin (PJRT)
  *

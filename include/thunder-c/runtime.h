@@ -135,6 +135,18 @@ thunder_model_target(const thunder_model *model);
 THUNDER_RUNTIME_API const char *thunder_model_path(const thunder_model *model);
 /* thunder_device of the tensors passed to runs; -1 for a NULL model. */
 THUNDER_RUNTIME_API int32_t thunder_model_device(const thunder_model *model);
+/* What the model runs on, for people, as found at load: the device and its
+ * architecture ("CUDA device 0: NVIDIA H200 (sm_90)", "HIP device 0: AMD
+ * Instinct MI300X (gfx942:sramecc+:xnack-)", "cpu: AMD EPYC 7B13 (x86_64),
+ * code for x86-64-v3"). For a library with code for both GPU vendors it names
+ * the vendor the runtime chose. NULL for a NULL model. */
+THUNDER_RUNTIME_API const char *
+thunder_model_device_description(const thunder_model *model);
+/* The architecture alone: "sm_90", "gfx942", or for a CPU model the -march
+ * its code was built for ("x86-64-v3"; the host's machine, "x86_64", when the
+ * library does not say). "" when the driver cannot tell; NULL for a NULL
+ * model. */
+THUNDER_RUNTIME_API const char *thunder_model_device_arch(const thunder_model *model);
 THUNDER_RUNTIME_API int32_t
 thunder_model_num_inputs(const thunder_model *model);
 THUNDER_RUNTIME_API int32_t

@@ -5,8 +5,11 @@
 #include "Device.h"
 
 #include <dlfcn.h>
+#include <sys/utsname.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +46,25 @@ public:
     return allocate(bytes, buffer);
   }
   void releaseForRun(Buffer &buffer, void *) override { release(buffer); }
+
+  /// The host CPU's model name (/proc/cpuinfo) and machine (uname): "cpu: AMD EPYC 7B13
+  /// (x86_64)".
+  void describe(std::string &description, std::string &arch) override {
+    struct utsname machine;
+    arch = uname(&machine) == 0 ? machine.machine : "";
+    std::string model;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; model.empty() && std::getline(cpuinfo, line);)
+      if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+        model = line.substr(line.find(':') + 1);
+        model.erase(0, model.find_first_not_of(" \t"));
+      }
+    description = "cpu";
+    if (!model.empty())
+      description += ": " + model;
+    if (!arch.empty())
+      description += " (" + arch + ")";
+  }
 
   thunder_status allocate(uint64_t bytes, Buffer &buffer) override {
     buffer = Buffer();
@@ -125,6 +147,10 @@ public:
     lookup(handle, "cuMemFreeAsync", d.memFreeAsync);
     lookup(handle, "cuGetErrorName", d.getErrorName);
     lookup(handle, "cuGetErrorString", d.getErrorString);
+    // Optional: what describe() says.
+    lookup(handle, "cuCtxGetDevice", d.ctxGetDevice);
+    lookup(handle, "cuDeviceGetName", d.deviceGetName);
+    lookup(handle, "cuDeviceGetAttribute", d.deviceGetAttribute);
 
     if (CUresult r = d.init(0)) {
       fail(THUNDER_ERROR_DEVICE, prefix + "no CUDA device (cuInit: " + d.errorText(r) + ")");
@@ -208,6 +234,29 @@ public:
     buffer = Buffer();
   }
 
+  /// The device of the context current on this thread, else device 0 (whose primary
+  /// context runs would make current): "CUDA device 0: NVIDIA H200 (sm_90)".
+  void describe(std::string &description, std::string &arch) override {
+    CUdevice device = 0;
+    CUcontext context = nullptr;
+    if (!(ctxGetCurrent(&context) == 0 && context && ctxGetDevice && ctxGetDevice(&device) == 0))
+      deviceGet(&device, 0);
+    char name[256] = "";
+    if (deviceGetName && deviceGetName(name, sizeof(name), device) != 0)
+      name[0] = '\0';
+    name[sizeof(name) - 1] = '\0';
+    int major = 0, minor = 0;
+    arch.clear();
+    // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR (75) and _MINOR (76).
+    if (deviceGetAttribute && deviceGetAttribute(&major, 75, device) == 0 &&
+        deviceGetAttribute(&minor, 76, device) == 0)
+      arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    description = "CUDA device " + std::to_string(device) + ": " +
+                  (name[0] ? name : "an NVIDIA GPU");
+    if (!arch.empty())
+      description += " (" + arch + ")";
+  }
+
 private:
   /// The context current on this thread; if there is none, device 0's primary context (the one
   /// the CUDA runtime API would use), made current.
@@ -260,6 +309,9 @@ private:
   CUresult (*memFreeAsync)(CUdeviceptr, CUstream) = nullptr;
   CUresult (*getErrorName)(CUresult, const char **) = nullptr;
   CUresult (*getErrorString)(CUresult, const char **) = nullptr;
+  CUresult (*ctxGetDevice)(CUdevice *) = nullptr;
+  CUresult (*deviceGetName)(char *, int, CUdevice) = nullptr;
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice) = nullptr;
 };
 
 //===----------------------------------------------------------------------===//
@@ -311,6 +363,12 @@ public:
     lookup(handle, "hipMallocAsync", d.mallocAsync);
     lookup(handle, "hipFreeAsync", d.freeAsync);
     lookup(handle, "hipGetErrorString", d.getErrorString);
+    // Optional: what describe() says. ROCm 6 and 7 export the properties of their
+    // hipDeviceProp_t as hipGetDevicePropertiesR0600, ROCm 5 as hipGetDeviceProperties.
+    lookup(handle, "hipGetDevice", d.getDevice);
+    lookup(handle, "hipDeviceGetName", d.deviceGetName);
+    if (!lookup(handle, "hipGetDevicePropertiesR0600", d.getDeviceProperties))
+      lookup(handle, "hipGetDeviceProperties", d.getDeviceProperties);
     if (hipError_t r = d.init(0)) {
       fail(THUNDER_ERROR_DEVICE, prefix + "no AMD GPU (hipInit: " + d.errorText(r) + ")");
       return nullptr;
@@ -375,7 +433,49 @@ public:
     buffer = Buffer();
   }
 
+  /// The calling thread's current device (0 unless the caller chose another): "HIP device 0:
+  /// AMD Instinct MI300X (gfx942:sramecc+:xnack-)", arch "gfx942".
+  void describe(std::string &description, std::string &arch) override {
+    int device = 0;
+    if (!getDevice || getDevice(&device) != 0)
+      device = 0;
+    char name[256] = "";
+    if (deviceGetName && deviceGetName(name, sizeof(name), device) != 0)
+      name[0] = '\0';
+    name[sizeof(name) - 1] = '\0';
+    std::string full = gcnArchName(device);
+    arch = full.substr(0, full.find(':')); // without the target features
+    description = "HIP device " + std::to_string(device) + ": " +
+                  (name[0] ? name : "an AMD GPU");
+    if (!full.empty())
+      description += " (" + full + ")";
+  }
+
 private:
+  /// hipDeviceProp_t's gcnArchName ("gfx942:sramecc+:xnack-"), "" when unknown. The
+  /// struct's layout differs between ROCm 5, 6 and 7 and no ROCm header is used here, so
+  /// the properties are read into a buffer larger than any of them and the field is found
+  /// by its content: the first NUL-terminated "gfx..." string after the 256-byte name.
+  std::string gcnArchName(int device) {
+    if (!getDeviceProperties)
+      return "";
+    std::unique_ptr<char[]> props(new char[kPropsBytes]());
+    if (getDeviceProperties(props.get(), device) != 0)
+      return "";
+    for (size_t i = 256; i + 4 < kPropsBytes; ++i) {
+      if (std::strncmp(props.get() + i, "gfx", 3) != 0)
+        continue;
+      size_t end = i;
+      while (end < kPropsBytes && props[end] > ' ' && props[end] < 127)
+        ++end;
+      if (end < kPropsBytes && props[end] == '\0' && end - i >= 4 && end - i < 64)
+        return std::string(props.get() + i, end - i);
+    }
+    return "";
+  }
+  /// More than hipDeviceProp_t takes in any ROCm (about 1.5 KiB).
+  static constexpr size_t kPropsBytes = 16 * 1024;
+
   thunder_status allocationFailed(hipError_t r, uint64_t bytes) {
     if (r == kOutOfMemory)
       return outOfMemory("HIP device", bytes, errorText(r));
@@ -400,6 +500,9 @@ private:
   hipError_t (*mallocAsync)(void **, size_t, hipStream_t) = nullptr;
   hipError_t (*freeAsync)(void *, hipStream_t) = nullptr;
   const char *(*getErrorString)(hipError_t) = nullptr;
+  hipError_t (*getDevice)(int *) = nullptr;
+  hipError_t (*deviceGetName)(char *, int, int) = nullptr;
+  hipError_t (*getDeviceProperties)(void *, int) = nullptr;
 };
 
 } // namespace

@@ -24,6 +24,12 @@ public:
   virtual thunder_status allocate(uint64_t bytes, Buffer &buffer) = 0;
   /// Waits for every run that may use `buffer`, then frees it.
   virtual void release(Buffer &buffer) = 0;
+
+  /// The device runs would use now, for people: `description` names it with its
+  /// architecture ("CUDA device 0: NVIDIA H200 (sm_90)"), `arch` is the architecture alone
+  /// ("sm_90", "gfx942", the host's "x86_64"). Never fails: what a driver cannot say is
+  /// left out.
+  virtual void describe(std::string &description, std::string &arch) = 0;
 };
 
 /// The host allocator (64-byte aligned). Always available.

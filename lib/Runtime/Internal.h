@@ -75,6 +75,8 @@ struct thunder_model {
   thunder::runtime::PjrtExecutor *pjrt = nullptr;
   /// Driver for device models; the host allocator for CPU models. Never null once loaded.
   thunder::runtime::DeviceApi *device = nullptr;
+  /// thunder_model_device_description and thunder_model_device_arch, found at load.
+  std::string deviceDescription, deviceArch;
   std::vector<thunder::runtime::SharedDim> sharedDims;
   /// Sum of the outputs' ranks: the size of an output-shape buffer.
   size_t totalOutputRank = 0;

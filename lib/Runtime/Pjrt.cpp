@@ -649,6 +649,43 @@ PjrtExecutor *thunder::runtime::createPjrtExecutor(const thunder_model &model,
 
 void thunder::runtime::destroyPjrtExecutor(PjrtExecutor *executor) { delete executor; }
 
+void thunder::runtime::describePjrt(const PjrtExecutor &executor, std::string &description,
+                                    std::string &arch) {
+  const PJRT_Api *api = executor.api;
+  const PJRT_Api &table = *api;
+  std::string platform, kind;
+  if (THUNDER_PJRT_PROVIDES(table, PJRT_Client_PlatformName)) {
+    PJRT_ARGS(PJRT_Client_PlatformName_Args, name);
+    name->client = executor.plugin->client;
+    if (PJRT_Error *error = api->PJRT_Client_PlatformName(name.get()))
+      ignore(api, error);
+    else if (name->platform_name)
+      platform.assign(name->platform_name, name->platform_name_size);
+  }
+  if (executor.device && THUNDER_PJRT_PROVIDES(table, PJRT_Device_GetDescription) &&
+      THUNDER_PJRT_PROVIDES(table, PJRT_DeviceDescription_Kind)) {
+    PJRT_ARGS(PJRT_Device_GetDescription_Args, get);
+    get->device = executor.device;
+    if (PJRT_Error *error = api->PJRT_Device_GetDescription(get.get())) {
+      ignore(api, error);
+    } else if (get->device_description) {
+      PJRT_ARGS(PJRT_DeviceDescription_Kind_Args, of);
+      of->device_description = get->device_description;
+      if (PJRT_Error *error = api->PJRT_DeviceDescription_Kind(of.get()))
+        ignore(api, error);
+      else if (of->device_kind)
+        kind.assign(of->device_kind, of->device_kind_size);
+    }
+  }
+  if (platform.empty() && kind.empty())
+    return;
+  std::string plugin = executor.plugin->path.substr(executor.plugin->path.rfind('/') + 1);
+  description = "PJRT " + (platform.empty() ? std::string("plugin") : platform) + " device" +
+                (kind.empty() ? std::string() : ": " + kind) + " (" + plugin + ")";
+  if (!kind.empty())
+    arch = kind;
+}
+
 thunder_status thunder::runtime::runPjrt(const thunder_model &model,
                                          const thunder_tensor *inputs,
                                          const thunder_tensor *outputs) {

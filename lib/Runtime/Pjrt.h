@@ -37,6 +37,11 @@ PjrtExecutor *createPjrtExecutor(const thunder_model &model, const thunder_progr
 /// Frees the executor's weights, executable and its share of the client.
 void destroyPjrtExecutor(PjrtExecutor *executor);
 
+/// What a PJRT model runs on, for thunder_model_device_description/_arch: the plugin's
+/// platform and the device's kind ("PJRT cuda device: NVIDIA H200 (xla_cuda_plugin.so)",
+/// arch "NVIDIA H200"). Leaves both unchanged where the plugin cannot say.
+void describePjrt(const PjrtExecutor &executor, std::string &description, std::string &arch);
+
 /// One run of a PJRT model (inputs and outputs validated): uploads the inputs, executes the
 /// program with (weights..., inputs...), copies the outputs to the caller's host memory and
 /// frees the run's device buffers. Thread-safe: runs may proceed concurrently. On failure

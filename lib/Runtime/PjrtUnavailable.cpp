@@ -17,6 +17,7 @@ PjrtExecutor *thunder::runtime::createPjrtExecutor(const thunder_model &model,
 
 // No executor is ever created.
 void thunder::runtime::destroyPjrtExecutor(PjrtExecutor *) {}
+void thunder::runtime::describePjrt(const PjrtExecutor &, std::string &, std::string &) {}
 
 thunder_status thunder::runtime::runPjrt(const thunder_model &model, const thunder_tensor *,
                                          const thunder_tensor *) {

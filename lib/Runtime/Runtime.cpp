@@ -241,6 +241,19 @@ void collectSharedDims(thunder_model &model) {
     model.totalOutputRank += static_cast<size_t>(table.outputs[o].rank);
 }
 
+/// Fills the model's device description and architecture: the device's own, and for a CPU
+/// model the -march its library says it was built for (THUNDER_MODEL_ARCH_SYMBOL).
+void describeDevice(thunder_model &model) {
+  model.device->describe(model.deviceDescription, model.deviceArch);
+  if (model.table->device != THUNDER_DEVICE_CPU)
+    return;
+  auto *built = static_cast<const char *>(dlsym(model.handle, THUNDER_MODEL_ARCH_SYMBOL));
+  if (built && built[0] && std::strlen(built) < 64) {
+    model.deviceArch = built;
+    model.deviceDescription += std::string(", code for ") + built;
+  }
+}
+
 thunder_status load(const std::string &path, thunder_model *&result) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0)
@@ -358,6 +371,7 @@ thunder_status load(const std::string &path, thunder_model *&result) {
   }
   if (!model->device)
     return THUNDER_ERROR_DEVICE; // message recorded by deviceFor
+  describeDevice(*model);
 
   // A PJRT model: the executor compiles and runs its program; the table's create and run
   // are not used (create makes no state, run refuses).
@@ -365,6 +379,7 @@ thunder_status load(const std::string &path, thunder_model *&result) {
           dlsym(model->handle, THUNDER_PROGRAM_ENTRY_SYMBOL))) {
     if (thunder_status s = loadProgram(*model, program))
       return s;
+    describePjrt(*model->pjrt, model->deviceDescription, model->deviceArch);
     collectSharedDims(*model);
     result = model.release();
     return THUNDER_OK;
@@ -414,6 +429,12 @@ const char *thunder_model_path(const thunder_model *model) {
 }
 int32_t thunder_model_device(const thunder_model *model) {
   return model ? model->table->device : -1;
+}
+const char *thunder_model_device_description(const thunder_model *model) {
+  return model ? model->deviceDescription.c_str() : nullptr;
+}
+const char *thunder_model_device_arch(const thunder_model *model) {
+  return model ? model->deviceArch.c_str() : nullptr;
 }
 int32_t thunder_model_num_inputs(const thunder_model *model) {
   return model ? model->table->num_inputs : 0;

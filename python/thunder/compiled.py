@@ -359,6 +359,14 @@ class CompiledModule:
         """The compiled libraries (libNAME.so), one per signature."""
         return [entry.model.path for entry in self._entries]
 
+    @property
+    def device_description(self) -> str | None:
+        """What the compiled model runs on, as the runtime found it when loading the first
+        compiled signature ("CUDA device 0: NVIDIA H200 (sm_90)"); None before the first
+        compile."""
+        entries = self._entries
+        return entries[0].model.device_description if entries else None
+
     def _match(self, args: tuple, kwargs: dict):
         """(entry, leaves) of the first compiled signature the call fits, else None."""
         for entry in self._entries:  # a snapshot is enough: entries are only appended
@@ -405,8 +413,9 @@ class CompiledModule:
 
     def __repr__(self) -> str:
         signatures = "; ".join(record.signature for record in self.compiles) or "none yet"
+        device = self.device_description
         return (f"<thunder.CompiledModule '{self._name}' for {self._target}, compiled: "
-                f"{signatures}>")
+                f"{signatures}" + (f", on {device}" if device else "") + ">")
 
     # -- compiling -----------------------------------------------------------------------
 

@@ -143,6 +143,23 @@ class Model:
         return self._native.path
 
     @property
+    def device(self) -> str:
+        """The runtime's device of its tensors: "cpu", "cuda" or "hip" (for a library with
+        code for both GPU vendors, the one the runtime chose)."""
+        return self._native.device
+
+    @property
+    def device_description(self) -> str:
+        """What it runs on, as found at load: the device and its architecture ("CUDA device
+        0: NVIDIA H200 (sm_90)", "cpu: ... (x86_64), code for x86-64-v3")."""
+        return self._native.device_description
+
+    @property
+    def device_arch(self) -> str:
+        """The architecture alone: "sm_90", "gfx942", or a CPU model's -march."""
+        return self._native.device_arch
+
+    @property
     def inputs(self) -> list:
         """The inputs' descriptors (thunder._C.TensorDesc: name, dtype, shape with -1 for a
         dynamic dim, min, max, symbols)."""
@@ -164,7 +181,8 @@ class Model:
     def __repr__(self) -> str:
         inputs = ", ".join(str(d) for d in self.inputs)
         outputs = ", ".join(str(d) for d in self.outputs)
-        return f"<thunder.Model '{self.name}' ({inputs}) -> ({outputs}) from {self.path}>"
+        return (f"<thunder.Model '{self.name}' ({inputs}) -> ({outputs}) from {self.path}, "
+                f"on {self.device_description}>")
 
 
 def load(path: str | os.PathLike) -> Model:

@@ -158,6 +158,14 @@ def test_single_tensor_and_non_contiguous_inputs(cache_dir):
     loaded = thunder.load(compiled.artifacts[0])
     torch.testing.assert_close(loaded(a, b), model(a, b))  # one output: the tensor itself
     assert repr(loaded).startswith("<thunder.Model 'TwoInputs' (a: float32[")
+    # What it runs on: the host CPU, and the -march the library was built for.
+    assert loaded.device == "cpu"
+    assert loaded.device_arch == compiled._cpu
+    assert loaded.device_description.startswith("cpu")
+    assert loaded.device_description.endswith(f", code for {compiled._cpu}")
+    assert repr(loaded).endswith(f", on {loaded.device_description}>")
+    assert compiled.device_description == loaded.device_description
+    assert repr(compiled).endswith(f", on {loaded.device_description}>")
 
 
 # ---------------------------------------------------------------------------------------

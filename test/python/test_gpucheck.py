@@ -51,6 +51,13 @@ def test_bundle_holds_everything_the_gpu_side_needs(made, tmp_path):
     for entry in manifest["models"]:
         assert (copy / entry["library"]).is_file()
     assert (copy / manifest["pointwise"]).is_file() and (copy / manifest["gemm"]).is_file()
+    # One library for both vendors: the CUDA cubin and a gfx942 code object.
+    [vendors] = manifest["multivendor"]
+    assert (vendors["model"], vendors["target"], vendors["arch"]) == (
+        "mlp", "cuda,hip", "sm_90a,gfx942")
+    sections = subprocess.run(["objdump", "-h", str(copy / vendors["library"])],
+                              capture_output=True, text=True, check=True).stdout
+    assert ".nv_fatbin" in sections and ".hip_fatbin" in sections
     (copy / dynamic["library"]).unlink()
     gpucheck.unpack(copy, manifest)
     assert not (copy / dynamic["library"]).exists()
@@ -101,6 +108,10 @@ def test_ctypes_loader_fails_cleanly_without_a_gpu(made):
     assert error.value.status == "THUNDER_ERROR_DEVICE"
     assert "compiled for CUDA, but this machine has no CUDA driver" in str(error.value)
     with pytest.raises(thunder_ctypes.ThunderError) as error:
+        thunder_ctypes.Model(runtime, str(out / manifest["multivendor"][0]["library"]))
+    assert error.value.status == "THUNDER_ERROR_DEVICE"
+    assert "holds code for NVIDIA (CUDA) and AMD (HIP) GPUs, but neither" in str(error.value)
+    with pytest.raises(thunder_ctypes.ThunderError) as error:
         thunder_ctypes.Model(runtime, str(out / "no-such-model.so"))
     assert error.value.status == "THUNDER_ERROR_LOAD"
 
@@ -115,7 +126,9 @@ def test_ctypes_loader_runs_a_cpu_model(tmp_path, build_dir):
     runtime = thunder_ctypes.Runtime(str(build_dir / "lib" / "libThunderRuntime.so"))
     compiled = thunder_ctypes.Model(runtime, library)
     try:
-        assert compiled.device == "cpu"
+        assert compiled.device == "cpu" and compiled.vendor == "cpu"
+        assert compiled.device_description.startswith("cpu")
+        assert compiled.device_arch  # the -march it was built for
         [out] = compiled(*inputs)
         torch.testing.assert_close(out, model(*inputs), rtol=1e-4, atol=1e-4)
     finally:
@@ -136,7 +149,7 @@ class _FakeEvent:
         return (other.t - self.t) * 1e3
 
 
-def _fake_gpu(monkeypatch, made, *, graph_fails=False):
+def _fake_gpu(monkeypatch, made, *, graph_fails=False, wrong_vendor=False):
     """gpucheck's torch with a CPU standing in for the GPU, and a Thunder model that runs
     the eager model (what the check compares with): the GPU side's control flow, not its
     numbers. With graph_fails, every run after a model's first fails as a broken CUDA
@@ -145,7 +158,7 @@ def _fake_gpu(monkeypatch, made, *, graph_fails=False):
     fake = types.ModuleType("torch")
     fake.__dict__.update(torch.__dict__)
     fake.device = lambda kind: torch.device("cpu")
-    props = types.SimpleNamespace(name="FakeGPU", multi_processor_count=132)
+    props = types.SimpleNamespace(name="FakeGPU", multi_processor_count=132, major=9, minor=0)
     fake.cuda = types.SimpleNamespace(
         Event=_FakeEvent, synchronize=lambda: None, get_device_properties=lambda d: props,
         current_stream=lambda: types.SimpleNamespace(cuda_stream=0))
@@ -162,6 +175,9 @@ def _fake_gpu(monkeypatch, made, *, graph_fails=False):
         def __init__(self, runtime, path):
             name = pathlib.Path(path).name
             self.graphs = os.environ.get("THUNDER_CUDA_GRAPHS") != "0"
+            # What the runtime says of the GPU it chose (wrong_vendor: the HIP part).
+            self.vendor, self.device_arch = ("hip", "gfx942") if wrong_vendor else ("cuda", "sm_90")
+            self.device_description = f"{self.vendor.upper()} device 0: FakeGPU ({self.device_arch})"
             if name.startswith("libmlp"):
                 dtype = "bfloat16" if "bfloat16" in name else "float32"
                 self.fn = models.build("mlp", batch=1, dtype=dtype)[0]
@@ -219,6 +235,19 @@ def test_gpu_side_runs_end_to_end_on_a_fake_gpu(made, monkeypatch, tmp_path):
     # Every microbenchmark ran, and the other compilers were timed.
     assert report.count("| pointwise relu") == 2 and report.count("| GEMM bf16") == 4
     assert "FAILED" not in report and "skipped" not in report
+    # The multi-vendor library ran its CUDA part, at both batches, checked.
+    for batch in (1, 8):
+        assert (f"| mlp | float32 | {batch} | cuda: CUDA device 0: FakeGPU (sm_90) | ok ("
+                in report), report
+
+
+def test_gpu_side_fails_a_multi_vendor_library_that_picks_hip(made, monkeypatch, tmp_path):
+    bundle_dir = _fake_gpu(monkeypatch, made, wrong_vendor=True)
+    monkeypatch.setenv("OUT", str(tmp_path))
+    assert gpucheck.main(["--bundle", str(bundle_dir), "--budget", "600"]) == 1
+    report = (tmp_path / "gpucheck.md").read_text()
+    assert ("| mlp | float32 | 8 | hip: HIP device 0: FakeGPU (gfx942) | FAILED: RuntimeError: "
+            "the runtime chose hip (gfx942), not the CUDA part for FakeGPU (sm_90) |") in report
 
 
 def test_gpu_side_reports_a_failing_cuda_graph_and_times_without(made, monkeypatch, tmp_path):

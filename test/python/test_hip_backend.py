@@ -317,6 +317,100 @@ def test_host_program_launches_kernels_of_the_bundle(fake_hip, tmp_path):
 
 
 #===--------------------------------------------------------------------------===#
+# Attention at real head dims: the tile of keys is sized from the LDS
+#===--------------------------------------------------------------------------===#
+
+def test_llama_with_head_dim_128_compiles_for_hip(tmp_path):
+    """Llama-class heads (128) were refused when the attention kernel kept a wavefront's 64
+    keys in LDS; now every code object of the three architectures holds the attention
+    kernels within its LDS."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(vocab_size=128, hidden_size=256, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=2, intermediate_size=256,
+                      max_position_embeddings=64, attn_implementation="sdpa", use_cache=False)
+    assert cfg.hidden_size // cfg.num_attention_heads == 128
+    model = LlamaForCausalLM(cfg).eval()
+    program = thunder.export(model, (torch.randint(0, 128, (1, 8)),))
+    result = program.module.compile(str(tmp_path / "llama"), target="hip", name="llama")
+    bundle = _bundle(pathlib.Path(result["library"]), tmp_path)
+    for arch in ARCHS:
+        kernels = _kernels(_run(_tool("llvm-readelf-22"), "--notes",
+                                str(_code_object(bundle, arch))))
+        assert any("attention_kernel" in k["name"] for k in kernels), arch
+        for k in kernels:
+            assert k["wavefront_size"] == "64", (arch, k)
+            assert int(k["group_segment_fixed_size"]) <= LDS_BYTES[arch], (arch, k)
+
+
+class _Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+@pytest.mark.parametrize("head,dtype,tile", [
+    (64, torch.float32, 64), (128, torch.float32, 32), (256, torch.float32, 16),
+    (128, torch.float16, 32), (256, torch.bfloat16, 16), (128, torch.float64, 16),
+    (256, torch.float64, 8)])
+def test_attention_tile_fits_the_lds(fake_hip, tmp_path, head, dtype, tile):
+    """The kernel's dynamic LDS (keys, values, the rows' queries and probabilities) is
+    chosen at launch: the largest tile of keys (64, 32, 16, 8; a key scored by 64 / tile
+    lanes) that fits gfx942's 64 KiB, f64 included. Launched through the stand-in runtime,
+    which logs each launch's kernel and LDS bytes."""
+    qkv = tuple(torch.randn(1, 2, 5, head, dtype=dtype) for _ in range(3))
+    program = thunder.export(_Attention().eval(), qkv)
+    result = program.module.compile(str(tmp_path / "attn"), target="hip", name="attn",
+                                    arch="gfx942")
+    log = tmp_path / "log"
+    run = _with_fake(fake_hip, pathlib.Path(result["library"]), log)
+    assert run.returncode == 0 and "ran" in run.stdout, run.stderr
+    launches = [l.split() for l in log.read_text().splitlines()
+                if l.startswith("launch ") and "attention_kernel" in l]
+    assert len(launches) == 1, launches
+    _, kernel, grid, block, smem = launches[0]
+    epl = max(1, head // 64)
+    assert kernel.endswith(f"Li{epl}ELi{tile}EEEvPKT_S3_S3_PS1_lliidbNS_8MaskInfoEl"), kernel
+    assert int(block) == 256, kernel
+    element = 8 if dtype == torch.float64 else 4
+    assert int(smem) == (tile * (head + 1) + tile * head + 4 * head + 4 * tile) * element
+    assert int(smem) <= LDS_BYTES["gfx942"], (kernel, smem)
+
+
+def test_attention_beyond_head_dim_256_is_refused_at_compile_time(tmp_path):
+    qkv = tuple(torch.randn(1, 2, 5, 320) for _ in range(3))
+    program = thunder.export(_Attention().eval(), qkv)
+    with pytest.raises(thunder.CompileError, match="attention kernel takes head dims up to "
+                                                   "256, got 320"):
+        program.module.compile(str(tmp_path / "attn"), target="hip", name="attn",
+                               arch="gfx942")
+
+
+def test_attention_splits_keys_across_lanes_with_shuffles(fake_hip, tmp_path):
+    """With a tile of 16 keys each key's dot product is summed over 4 lanes: the kernel
+    has cross-lane reads (ds_bpermute) beyond the tile's max and sum butterflies."""
+    qkv = tuple(torch.randn(1, 2, 5, 256) for _ in range(3))
+    program = thunder.export(_Attention().eval(), qkv)
+    result = program.module.compile(str(tmp_path / "attn"), target="hip", name="attn",
+                                    arch="gfx942")
+    bundle = _bundle(pathlib.Path(result["library"]), tmp_path)
+    disassembly = _run(_tool("llvm-objdump-22"), "-d", "--mcpu=gfx942",
+                       str(_code_object(bundle, "gfx942")))
+    counts: dict[str, int] = {}
+    kernel = None
+    for line in disassembly.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if m:
+            kernel = m.group(1)
+            counts.setdefault(kernel, 0)
+        elif kernel and "ds_bpermute_b32" in line:
+            counts[kernel] += 1
+    whole = [n for k, n in counts.items() if k.endswith("Li64EEEvPKT_S3_S3_PS1_lliidbNS_8MaskInfoEl")]
+    split = [n for k, n in counts.items() if k.endswith("Li16EEEvPKT_S3_S3_PS1_lliidbNS_8MaskInfoEl")]
+    assert whole and split, sorted(counts)
+    # Max and sum: 6 steps each; the split tile adds log2(64 / 16) = 2 per key's dot.
+    assert min(whole) >= 12 and min(split) >= min(whole) + 2, counts
+
+
+#===--------------------------------------------------------------------------===#
 # --target=cuda,hip: one library for NVIDIA and AMD GPUs
 #===--------------------------------------------------------------------------===#
 
@@ -366,11 +460,30 @@ def test_cuda_and_hip_library_runs_its_hip_part_on_amd(fake_hip, multi_vendor_li
     """No CUDA driver, an AMD runtime and device (the stand-in): the runtime picks the HIP
     part, whose kernels come from the HIP bundle."""
     log = tmp_path / "log"
-    script = _LOAD_AND_RUN.replace('print("ran")', 'print("ran on", native.device)')
+    script = _LOAD_AND_RUN.replace(
+        'print("ran")', 'print("ran on", native.device, "|", model.device_description, "|", '
+        'model.device_arch, "|", repr(model))')
     environment = _fake_environment(fake_hip, log)
     run = subprocess.run([sys.executable, "-c", script, str(multi_vendor_library)],
                          capture_output=True, text=True, env=environment)
     assert run.returncode == 0 and "ran on hip" in run.stdout, run.stderr
+    # The device and architecture it runs on: hipDeviceGetName, and gcnArchName from the
+    # device properties (the arch without its target features).
+    description = "HIP device 0: Fake AMD GPU (gfx942:sramecc+:xnack-)"
+    assert f"| {description} | gfx942 |" in run.stdout, run.stdout
+    assert run.stdout.rstrip().endswith(f", on {description}>"), run.stdout
     lines = log.read_text().splitlines()
     assert any(l.startswith("launch ") for l in lines)
     assert not [l for l in lines if l.startswith("missing")], lines
+
+
+@pytest.mark.skipif(has_cuda_driver(), reason="this machine has a CUDA driver")
+def test_thunder_run_names_the_device_it_chose(fake_hip, multi_vendor_library, build_dir,
+                                               tmp_path):
+    """thunder-run's header says which vendor's device and architecture the multi-vendor
+    library runs on (then refuses: it runs CPU models only so far)."""
+    environment = _fake_environment(fake_hip, tmp_path / "log", FAKE_HIP_ARCH="gfx90a:xnack-")
+    run = subprocess.run([str(build_dir / "bin" / "thunder-run"), str(multi_vendor_library)],
+                         capture_output=True, text=True, env=environment)
+    assert "model nogemm (target hip, device hip; runtime " in run.stdout, run.stdout
+    assert "\n  runs on HIP device 0: Fake AMD GPU (gfx90a:xnack-)\n" in run.stdout, run.stdout

@@ -8,8 +8,10 @@ libraries of static shapes (bfloat16 at batch 1 and 8, float32 at batch 8: decom
 fused norms and softmax, a planned arena with the library workspaces in it, what
 `thunder-compile` makes of a static export); every model for the tpu target in float32
 at batch 8 (StableHLO that the GPU side runs through XLA's CUDA PJRT plugin, the
-jax-cuda13-pjrt package of the GPU machine's image); a fused pointwise kernel and a GEMM
-for the microbenchmarks. It writes them to --out, the libraries packed in libraries.tar.xz (xz
+jax-cuda13-pjrt package of the GPU machine's image); one model (llama where the zoo
+list has it) for `--target=cuda,hip` (the --cuda-arch cubin and a gfx942 code object),
+whose runtime must pick the CUDA part on the GPU machine; a fused pointwise kernel and a
+GEMM for the microbenchmarks. It writes them to --out, the libraries packed in libraries.tar.xz (xz
 at preset 9 keeps one copy of the weights the libraries of a model share), with the
 runtime library, the reference inputs, each model's state_dict checksum and the GPU-side
 scripts. The GPU machine has no MLIR and a Python that cannot import thunder._C: it runs
@@ -70,14 +72,19 @@ STATIC = (("bfloat16", 1), ("bfloat16", 8), ("float32", 8))
 #: The batch of the tpu-target libraries (run through XLA's CUDA PJRT plugin).
 PJRT_BATCH = 8
 
+#: The AMD architecture of the multi-vendor (cuda,hip) library: one code object keeps it
+#: small; the GPU machine runs its CUDA part.
+MULTIVENDOR_HIP_ARCH = "gfx942"
+
 #: The archive the libraries travel in (gpucheck.unpack opens it there).
 ARCHIVE = "libraries.tar.xz"
 
 
 def _compile_model(build_dir: str, out: str, name: str, dtype: str, cuda_arch: str,
-                   batch: int | None = None) -> dict:
+                   batch: int | None = None, target: str = "cuda") -> dict:
     """Compiles one model (in a worker process) and returns its manifest entry: with a
-    dynamic batch, or static shapes at `batch`."""
+    dynamic batch, or static shapes at `batch`; for target "cuda,hip" one library with
+    code for both vendors (`cuda_arch` and MULTIVENDOR_HIP_ARCH)."""
     sys.path.insert(0, str(pathlib.Path(build_dir) / "python"))
     sys.path.insert(0, str(REPO / "test" / "python"))
     sys.path.insert(0, str(HERE))
@@ -91,13 +98,14 @@ def _compile_model(build_dir: str, out: str, name: str, dtype: str, cuda_arch: s
     reference, _ = models.build(name, batch=8, dtype="float32")
     dynamic = ZOO[name].dynamic_batch(inputs) if batch is None else None
     program = thunder.export(model, inputs, dynamic_shapes=dynamic)
-    artifact = f"{name}_{dtype}" + (f"_b{batch}" if batch else "")
+    artifact = f"{name}_{dtype}" + (f"_b{batch}" if batch else "") + \
+        ("_cuda_hip" if target == "cuda,hip" else "")
     directory = pathlib.Path(out) / "models" / artifact
-    result = program.module.compile(str(directory), target="cuda", name=artifact,
-                                    cuda_arch=cuda_arch)
+    arch = f"{cuda_arch},{MULTIVENDOR_HIP_ARCH}" if target == "cuda,hip" else cuda_arch
+    result = program.module.compile(str(directory), target=target, name=artifact, arch=arch)
     # The header is not needed on the GPU side.
     pathlib.Path(result["header"]).unlink()
-    return {"model": name, "dtype": dtype, "batch": batch,
+    return {"model": name, "dtype": dtype, "batch": batch, "target": target, "arch": arch,
             "library": os.path.relpath(result["library"], out),
             "checksum": models.checksum(model), "fp32_checksum": models.checksum(reference),
             "seconds": round(time.monotonic() - start, 1)}
@@ -157,7 +165,8 @@ def _size_mib(path: pathlib.Path) -> float:
 
 def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
                 dtypes: list[str], cuda_arch: str, jobs: int, max_mib: float,
-                micro: bool = True, static: bool = True, pjrt: bool = True) -> dict:
+                micro: bool = True, static: bool = True, pjrt: bool = True,
+                multivendor: bool = True) -> dict:
     """Writes the bundle and returns its manifest."""
     sys.path.insert(0, str(REPO / "test" / "python"))
     sys.path.insert(0, str(HERE))
@@ -198,6 +207,11 @@ def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
                    for name in names for dtype, batch in variants]
         pjrt_futures = [pool.submit(_compile_pjrt, str(build_dir), str(out), name)
                         for name in names] if pjrt else []
+        # One model for NVIDIA and AMD GPUs (float32, dynamic batch).
+        vendor_model = "llama" if "llama" in names else names[0]
+        vendor_future = pool.submit(_compile_model, str(build_dir), str(out), vendor_model,
+                                    "float32", cuda_arch, None, "cuda,hip") \
+            if multivendor else None
         for future in futures:
             entry = future.result()
             shapes = f"static batch {entry['batch']}" if entry["batch"] else "dynamic batch"
@@ -210,7 +224,13 @@ def make_bundle(build_dir: pathlib.Path, out: pathlib.Path, names: list[str],
             print(f"[bundle] {entry['model']} float32 (tpu target, batch {entry['batch']}): "
                   f"{entry['seconds']} s", flush=True)
             pjrt_entries.append(entry)
-    manifest = {"models": entries, "pjrt": pjrt_entries, "batches": list(models.BATCHES), "cuda_arch": cuda_arch,
+        multivendor_entries = []
+        if vendor_future is not None:
+            entry = vendor_future.result()
+            print(f"[bundle] {entry['model']} float32 (cuda,hip for {entry['arch']}): "
+                  f"{entry['seconds']} s", flush=True)
+            multivendor_entries.append(entry)
+    manifest = {"models": entries, "pjrt": pjrt_entries, "multivendor": multivendor_entries, "batches": list(models.BATCHES), "cuda_arch": cuda_arch,
                 "torch_here": torch.__version__,
                 "inputs_checksums": {k: models.inputs_checksum(v) for k, v in inputs.items()}}
     if micro:

@@ -12,7 +12,9 @@ max-autotune-no-cudagraphs) and AOTInductor with CUDA events (median of many run
 the fused pointwise kernel against a device-to-device copy (256 MB and 1 GB) and the GEMM
 against torch.matmul (cuBLAS), each timed over back-to-back calls. The tpu-target
 libraries (StableHLO) run through the same runtime on XLA's CUDA PJRT plugin (the image's
-jax-cuda13-pjrt) with host tensors, against eager on the GPU. Prints one markdown
+jax-cuda13-pjrt) with host tensors, against eager on the GPU. The multi-vendor library
+(--target=cuda,hip) must load its CUDA part here: the runtime must report the CUDA device
+and this GPU's architecture, and its outputs must match eager's. Prints one markdown
 report and writes it to $OUT/gpucheck.md when OUT is set.
 
 Nothing here has run on a GPU before, so the run is built to say as much as it can:
@@ -197,6 +199,7 @@ class Report:
         self.rows = {}    # (model, dtype, batch) -> dict of columns
         self.micro = []   # (what, Thunder, reference, ratio)
         self.pjrt = []    # (model, check, thunder ms, eager ms) of the tpu target
+        self.vendor = []  # (model, dtype, batch, device chosen, check, thunder ms, eager ms)
         self.notes = []
         self.lock = threading.Lock()
 
@@ -236,6 +239,13 @@ class Report:
                       "| model | batch | check | eager (GPU) | thunder via PJRT |",
                       "|---|---|---|---|---|"]
             lines += [f"| {m} | {b} | {c} | {fmt(e)} | {fmt(t)} |" for m, b, c, t, e in self.pjrt]
+        if self.vendor:
+            lines += ["", "One library for NVIDIA and AMD GPUs (--target=cuda,hip): the part "
+                      "the runtime chose here and what it reports:", "",
+                      "| model | dtype | batch | runs on | check | eager | thunder |",
+                      "|---|---|---|---|---|---|---|"]
+            lines += [f"| {m} | {d} | {b} | {on} | {c} | {fmt(e)} | {fmt(t)} |"
+                      for m, d, b, on, c, t, e in self.vendor]
         lines += ["", "| microbenchmark | Thunder | reference | ratio |", "|---|---|---|---|"]
         lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in self.micro]
         if self.notes:
@@ -258,7 +268,8 @@ class Report:
             return not check.startswith("ok") or "FAILED" in check
         return [k for k, r in self.rows.items()
                 if bad(str(r.get("check", ""))) or bad(str(r.get("static check", "ok")))] + \
-            [(m, "float32", b) for m, b, c, _, _ in self.pjrt if bad(str(c))]
+            [(m, "float32", b) for m, b, c, _, _ in self.pjrt if bad(str(c))] + \
+            [(m, d, b) for m, d, b, _, c, _, _ in self.vendor if bad(str(c))]
 
 
 def main(argv=None) -> int:
@@ -418,6 +429,43 @@ def main(argv=None) -> int:
             os.environ.pop("THUNDER_PJRT_PLUGIN", None)
         log(f"{name} tpu target via PJRT b{batch}: {row[2]}")
         report.write()
+
+    # 1c. The multi-vendor library: the runtime must choose its CUDA part on this GPU.
+    expected_arch = f"sm_{props.major}{props.minor}"
+    for entry in [e for e in manifest.get("multivendor", [])
+                  if args.models is None or e["model"] in args.models]:
+        name, dtype = entry["model"], entry["dtype"]
+        library = str(bundle / entry["library"])
+        for batch in manifest["batches"]:
+            row = [name, dtype, batch, "-", "-", None, None]
+            report.vendor.append(row)
+            try:
+                model = eager_models.get((name, dtype))
+                if model is None:
+                    raise RuntimeError("no eager model to compare with (see its row above)")
+                probe = thunder_ctypes.Model(runtime, library)
+                try:
+                    row[3] = f"{probe.vendor}: {probe.device_description}"
+                    chose = (probe.vendor, probe.device_arch)
+                finally:
+                    probe.close()
+                if chose != ("cuda", expected_arch) or props.name not in row[3]:
+                    raise RuntimeError(f"the runtime chose {chose[0]} ({chose[1]}), not the "
+                                       f"CUDA part for {props.name} ({expected_arch})")
+                x = inputs_for(name, batch, dtype)
+                row[4], row[5] = check_and_time(
+                    lambda: thunder_ctypes.Model(runtime, library), model, x, dtype)
+                with torch.inference_mode():
+                    row[6] = time_ms(lambda: model(*x))
+            except Exception as error:  # noqa: BLE001
+                row[4] = f"FAILED: {type(error).__name__}: {error}"
+                traceback.print_exc()
+                try:
+                    ensure_context()
+                except ContextLost as lost:
+                    return context_lost(f"{name} {dtype} b{batch} (cuda,hip)", lost)
+            log(f"{name} {dtype} b{batch} (cuda,hip) on {row[3]}: {row[4]}")
+            report.write()
 
     # 2. Microbenchmarks: fused pointwise bandwidth, GEMM against cuBLAS; each timed over
     # 20 back-to-back calls (the kernels alone, not the host's call overhead).

@@ -51,6 +51,12 @@ class Runtime:
         lib.thunder_model_output.argtypes = [ctypes.c_void_p, ctypes.c_int32]
         lib.thunder_model_output.restype = ctypes.POINTER(TensorDesc)
         lib.thunder_model_device.argtypes = [ctypes.c_void_p]
+        lib.thunder_device_name.argtypes = [ctypes.c_int32]
+        lib.thunder_device_name.restype = ctypes.c_char_p
+        lib.thunder_model_device_description.argtypes = [ctypes.c_void_p]
+        lib.thunder_model_device_description.restype = ctypes.c_char_p
+        lib.thunder_model_device_arch.argtypes = [ctypes.c_void_p]
+        lib.thunder_model_device_arch.restype = ctypes.c_char_p
         lib.thunder_model_output_shapes.argtypes = [
             ctypes.c_void_p, ctypes.POINTER(Tensor), ctypes.c_int32,
             ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))]
@@ -91,7 +97,16 @@ class Model:
         runtime.check(runtime.lib.thunder_context_create(self.handle, ctypes.byref(self.context)))
         self.num_inputs = runtime.lib.thunder_model_num_inputs(self.handle)
         self.num_outputs = runtime.lib.thunder_model_num_outputs(self.handle)
-        self.device = "cuda" if runtime.lib.thunder_model_device(self.handle) == 1 else "cpu"
+        device = runtime.lib.thunder_model_device(self.handle)
+        #: The runtime's device: "cpu", "cuda" or "hip" (for a cuda,hip library, the
+        #: vendor the runtime chose), and what it found at load: the device and its
+        #: architecture ("CUDA device 0: NVIDIA H200 (sm_90)"), the architecture alone.
+        self.vendor = runtime.lib.thunder_device_name(device).decode()
+        self.device_description = runtime.lib.thunder_model_device_description(
+            self.handle).decode()
+        self.device_arch = runtime.lib.thunder_model_device_arch(self.handle).decode()
+        # torch's device type (PyTorch's ROCm builds call AMD GPUs "cuda" too).
+        self.device = "cpu" if self.vendor == "cpu" else "cuda"
 
     def close(self) -> None:
         if self.context:

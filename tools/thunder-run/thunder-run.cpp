@@ -222,6 +222,7 @@ void printSignature(const thunder_model *model) {
   std::printf("model %s (target %s, device %s; runtime %s)\n", thunder_model_name(model),
               thunder_model_target(model), thunder_device_name(thunder_model_device(model)),
               thunder_runtime_version());
+  std::printf("  runs on %s\n", thunder_model_device_description(model));
   for (int kind = 0; kind < 2; ++kind) {
     int32_t count = kind ? thunder_model_num_outputs(model) : thunder_model_num_inputs(model);
     std::printf("  %s:\n", kind ? "outputs" : "inputs");

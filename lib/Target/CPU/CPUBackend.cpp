@@ -444,7 +444,8 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   ToolchainCommand cmd;
   std::string dir = buildDir.str();
   cmd.argv = {"c++", "-std=c++17", "-O" + std::to_string(options.optLevel),
-              "-march=" + options.cpu, "-fopenmp", "-fPIC", "-shared",
+              "-march=" + options.cpu, "-DTHUNDER_CPU_ARCH=\"" + options.cpu + "\"",
+              "-fopenmp", "-fPIC", "-shared",
               "-fvisibility=hidden", "-I" + dir,
               // .incbin "weights.bin" is looked up in the build directory.
               "-Wa,-I," + dir};

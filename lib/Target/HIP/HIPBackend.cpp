@@ -94,10 +94,10 @@ static const gpu::GpuDialect &hipDialect() {
           /*gemmTakes=*/isBlasType,
           /*convTakes=*/usesMiopen,
           /*workspace=*/32 << 20,
-          // The attention kernel keeps a wavefront's tile of keys and values
-          // in LDS: (64 (e + 1) + 64 e + 4 e + 256) floats fit gfx90a's and
-          // gfx942's 64 KiB up to e = 121.
-          /*attentionMaxHeadDim=*/120,
+          // The attention kernel sizes its tile of keys and values from the
+          // LDS (THUNDER_ATTENTION_MIN_TILE in thunder_hip.h): at e = 256 a
+          // tile of 16 keys takes 37 KiB in f32, one of 8 keys 41 KiB in f64.
+          /*attentionMaxHeadDim=*/256,
       },
       /*archs=*/&TargetOptions::arch,
       /*supportFiles=*/

@@ -8,7 +8,8 @@
  * Environment: FAKE_HIP_DEVICES (default 1; 0: hipInit fails with
  * hipErrorNoDevice), FAKE_HIP_NO_BINARY=1 (hipModuleLoadData fails with
  * hipErrorNoBinaryForGpu, as on a device the bundle has no code object for),
- * FAKE_HIP_LOG (a file each call appends a line to).
+ * FAKE_HIP_LOG (a file each call appends a line to), FAKE_HIP_ARCH (the
+ * device's gcnArchName, default gfx942:sramecc+:xnack-).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +51,20 @@ hipError_t hipGetDevice(int *device) {
 hipError_t hipDeviceGetName(char *name, int size, int device) {
   (void)device;
   snprintf(name, (size_t)size, "Fake AMD GPU");
+  return 0;
+}
+/* ROCm 6's hipDeviceProp_t (R0600): the name first, gcnArchName much later
+ * (its offset here is the fake's own: the runtime finds the field by its
+ * content, the layout differing between ROCm versions), other fields between. */
+hipError_t hipGetDevicePropertiesR0600(void *props, int device) {
+  char *p = (char *)props;
+  int warp = 64;
+  (void)device;
+  memset(p, 0, 1472);
+  snprintf(p, 256, "Fake AMD GPU");
+  memcpy(p + 308, &warp, sizeof warp);
+  snprintf(p + 1160, 256, "%s", getenv("FAKE_HIP_ARCH") ? getenv("FAKE_HIP_ARCH")
+                                                         : "gfx942:sramecc+:xnack-");
   return 0;
 }
 hipError_t hipDeviceGetAttribute(int *value, int attribute, int device) {

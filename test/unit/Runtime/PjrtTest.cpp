@@ -120,6 +120,14 @@ TEST_F(PjrtCpu, EmbeddedWeight) {
       << thunder_last_error();
   EXPECT_STREQ(thunder_model_target(model), "tpu");
   EXPECT_EQ(thunder_model_device(model), THUNDER_DEVICE_CPU);
+  // The plugin's platform and device kind, and the plugin's file.
+  std::string plugin = THUNDER_TEST_PJRT_CPU_PLUGIN;
+  std::string description = thunder_model_device_description(model);
+  EXPECT_EQ(description.rfind("PJRT cpu device", 0), 0u) << description;
+  EXPECT_NE(description.find("(" + plugin.substr(plugin.rfind('/') + 1) + ")"),
+            std::string::npos)
+      << description;
+  EXPECT_STRNE(thunder_model_device_arch(model), "") << description;
   expectAddMul(model, 1);
   expectAddMul(model, 2, /*useContext=*/true);
   expectAddMul(model, 3); // runs leave nothing behind that changes the next

@@ -137,6 +137,11 @@ TEST_F(RuntimeAddOne, Metadata) {
   EXPECT_STREQ(thunder_model_target(model), "cpu");
   EXPECT_EQ(thunder_model_path(model), modelPath("add_one"));
   EXPECT_EQ(thunder_model_device(model), THUNDER_DEVICE_CPU);
+  // The host CPU; the fake model does not say what it was built for.
+  EXPECT_EQ(std::string(thunder_model_device_description(model)).rfind("cpu", 0), 0u);
+  EXPECT_NE(std::string(thunder_model_device_description(model)).find(
+                std::string("(") + thunder_model_device_arch(model) + ")"),
+            std::string::npos);
   ASSERT_EQ(thunder_model_num_inputs(model), 2);
   ASSERT_EQ(thunder_model_num_outputs(model), 2);
   const thunder_tensor_desc *x = thunder_model_input(model, 0);
@@ -165,6 +170,8 @@ TEST(RuntimeLoad, NullArgumentsAndHandles) {
   thunder_context_free(nullptr);
   EXPECT_EQ(thunder_model_name(nullptr), nullptr);
   EXPECT_EQ(thunder_model_device(nullptr), -1);
+  EXPECT_EQ(thunder_model_device_description(nullptr), nullptr);
+  EXPECT_EQ(thunder_model_device_arch(nullptr), nullptr);
   EXPECT_EQ(thunder_model_num_inputs(nullptr), 0);
   EXPECT_EQ(thunder_model_input(nullptr, 0), nullptr);
   EXPECT_EQ(thunder_model_run(nullptr, nullptr, 0, nullptr, 0, nullptr),
@@ -616,6 +623,8 @@ TEST(RuntimeDevice, CudaModelWithFakeDriver) {
   thunder_model *model = nullptr;
   ASSERT_EQ(thunder_model_load(path.c_str(), &model), THUNDER_OK) << thunder_last_error();
   EXPECT_EQ(thunder_model_device(model), THUNDER_DEVICE_CUDA);
+  EXPECT_STREQ(thunder_model_device_description(model), "CUDA device 0: Fake NVIDIA GPU 0 (sm_90)");
+  EXPECT_STREQ(thunder_model_device_arch(model), "sm_90");
   CudaStats before = stats();
   {
     AddOne data(5);

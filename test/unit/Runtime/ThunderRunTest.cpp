@@ -98,6 +98,7 @@ TEST_F(RuntimeThunderRun, RandomInputsWithDimAndSave) {
   Result result = thunderRun("--dim s0=3 --seed 1 --save " + out);
   ASSERT_EQ(result.exitCode, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "model add_one (target cpu, device cpu; runtime "));
+  EXPECT_TRUE(contains(result.output, "\n  runs on cpu")); // the host CPU
   EXPECT_TRUE(contains(result.output, "0 x: float32[s0, 4]  s0 in [1, 64]"));
   EXPECT_TRUE(contains(result.output, "1 y_times_two: int64[s0]"));
   EXPECT_TRUE(contains(result.output, "s0 = 3 (--dim)"));

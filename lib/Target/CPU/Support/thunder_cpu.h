@@ -26,6 +26,14 @@
 #include <dnnl.h>
 #include <omp.h>
 
+/// The -march the library was built for (the build passes THUNDER_CPU_ARCH), which the
+/// runtime reports (THUNDER_MODEL_ARCH_SYMBOL in thunder-c/artifact.h); weak, as every
+/// unit that includes this header defines it.
+#ifdef THUNDER_CPU_ARCH
+extern "C" __attribute__((weak, visibility("default"))) const char thunder_model_arch_v1[] =
+    THUNDER_CPU_ARCH;
+#endif
+
 namespace thunder_cpu {
 
 using i64 = int64_t;

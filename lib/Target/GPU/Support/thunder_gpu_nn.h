@@ -314,8 +314,22 @@ void pool(const Ctx &c, const T *in, T *out, i64 planes, const Window &win, bool
 // Attention: FlashAttention-style online softmax
 //===--------------------------------------------------------------------===//
 
-/// The attention kernel's tile of keys (one per lane) and warps per block.
-constexpr int kAttentionTile = THUNDER_WARP_SIZE, kAttentionWarps = 4;
+/// The smallest tile of keys the attention kernel may use: a dialect whose
+/// shared memory cannot hold a warp's width of keys and values for wide heads
+/// (HIP: 64 wavefront lanes, 64 KiB of LDS on gfx90a and gfx942) defines it
+/// below THUNDER_WARP_SIZE, and the kernel then scores each key with
+/// THUNDER_WARP_SIZE / tile lanes, each over a slice of the head dim.
+#ifndef THUNDER_ATTENTION_MIN_TILE
+#define THUNDER_ATTENTION_MIN_TILE THUNDER_WARP_SIZE
+#endif
+
+/// The attention kernel's largest tile of keys (one per lane), its smallest,
+/// and warps per block.
+constexpr int kAttentionTile = THUNDER_WARP_SIZE, kAttentionMinTile = THUNDER_ATTENTION_MIN_TILE,
+              kAttentionWarps = 4;
+static_assert(kAttentionMinTile > 0 && kAttentionMinTile <= kAttentionTile &&
+                  kAttentionTile % kAttentionMinTile == 0,
+              "THUNDER_ATTENTION_MIN_TILE divides the warp size");
 
 /// How a mask (if any) is read: it broadcasts over [lead..., L, S].
 struct MaskInfo {
@@ -326,23 +340,27 @@ struct MaskInfo {
   i64 stride_l = 0, stride_s = 0;
 };
 
-/// Each warp owns one query row; the block's warps share tiles of a warp's
-/// width of keys and values in shared memory. Per tile, lane j scores key j against the row,
-/// the warp updates the running max and sum (online softmax), and each lane
+/// Each warp owns one query row; the block's warps share tiles of KT keys and
+/// values in shared memory. Per tile, key j is scored against the row by the
+/// lanes j, j + KT, ... (one lane when KT is the warp's width; else each
+/// takes a slice of the head dim and the parts are summed across lanes), the
+/// warp updates the running max and sum (online softmax), and each lane
 /// accumulates its slice of the output over the tile. EPL: head-dim elements
 /// per lane (E, Ev <= THUNDER_WARP_SIZE * EPL). Computes in float (double for f64).
-template <class T, int EPL>
+template <class T, int EPL, int KT = kAttentionTile>
 __global__ void attention_kernel(const T *__restrict__ q, const T *__restrict__ k,
                                  const T *__restrict__ v, T *__restrict__ out, i64 l, i64 s,
                                  int e, int ev, double scale, bool causal, MaskInfo mask,
                                  i64 b0) {
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  constexpr int kTile = kAttentionTile, kWarps = kAttentionWarps;
+  constexpr int kTile = KT, kWarps = kAttentionWarps, kParts = THUNDER_WARP_SIZE / KT;
   A *ks = dynamic_smem<A>();      // [kTile][e + 1]
   A *vs = ks + kTile * (e + 1);                  // [kTile][ev]
   A *qs = vs + kTile * ev;                       // [kWarps][e]
   A *ps = qs + kWarps * e;                       // [kWarps][kTile]
   const int lane = threadIdx.x % THUNDER_WARP_SIZE, warp = threadIdx.x / THUNDER_WARP_SIZE;
+  // The tile's key this lane scores, and its slice of the head dim.
+  const int key_lane = lane % kTile, part = lane / kTile;
   const i64 b = b0 + blockIdx.y; // launches cover at most 65535 batches each
   const i64 row = i64(blockIdx.x) * kWarps + warp;
   const bool active = row < l;
@@ -382,13 +400,22 @@ __global__ void attention_kernel(const T *__restrict__ q, const T *__restrict__ 
     __syncthreads();
     if (!active)
       continue;
-    // Lane j scores key s0 + j.
-    const i64 key = s0 + lane;
-    A score = lowest<A>();
+    // Lane j (and j + kTile, ...) scores key s0 + j.
+    const i64 key = s0 + key_lane;
+    A score = lowest<A>(), dot = 0;
+    if constexpr (kParts > 1) {
+      // The parts of every key's dot product, summed by all lanes together
+      // (the shuffles need the whole warp; keys past the end read zeros).
+      for (int i = part; i < e; i += kParts)
+        dot += qs[warp * e + i] * ks[key_lane * (e + 1) + i];
+#pragma unroll
+      for (int offset = kTile; offset < THUNDER_WARP_SIZE; offset <<= 1)
+        dot += static_cast<A>(THUNDER_SHFL_XOR(dot, offset));
+    }
     if (key < s && !(causal && key > row)) {
-      A dot = 0;
-      for (int i = 0; i < e; ++i)
-        dot += qs[warp * e + i] * ks[lane * (e + 1) + i];
+      if constexpr (kParts == 1)
+        for (int i = 0; i < e; ++i)
+          dot += qs[warp * e + i] * ks[lane * (e + 1) + i];
       score = dot;
       if (mask.kind == 1) {
         if (!static_cast<const bool *>(mask.data)[mask_base + key * mask.stride_s])
@@ -403,8 +430,10 @@ __global__ void attention_kernel(const T *__restrict__ q, const T *__restrict__ 
       continue; // every key so far is masked out (warp-uniform)
     A p = score == lowest<A>() ? A(0) : std::exp(score - m_new);
     A correction = m == lowest<A>() ? A(0) : std::exp(m - m_new);
-    sum = sum * correction + warp_reduce<Reduce::Sum>(p);
-    ps[warp * kTile + lane] = p;
+    // Each key counts once: the lanes of part 0 hold the tile's probabilities.
+    sum = sum * correction + warp_reduce<Reduce::Sum>(part == 0 ? p : A(0));
+    if (part == 0)
+      ps[warp * kTile + key_lane] = p;
     THUNDER_SYNC_WARP();
 #pragma unroll
     for (int t = 0; t < EPL; ++t) {
@@ -429,8 +458,27 @@ __global__ void attention_kernel(const T *__restrict__ q, const T *__restrict__ 
   }
 }
 
+/// The attention kernel's shared memory for a tile of `tile` keys.
+template <class A> constexpr size_t attention_smem(int tile, i64 e, i64 ev) {
+  return size_t(tile * (e + 1) + tile * ev + kAttentionWarps * e + kAttentionWarps * tile) *
+         sizeof(A);
+}
+
+/// Whether sdpa may choose a tile of `tile` keys for head dims that take
+/// `epl` elements per lane: a tile below THUNDER_ATTENTION_MIN_TILE never,
+/// and one whose double would fit even the widest such heads never either
+/// (sdpa picks the largest tile that fits), so that kernel is not built.
+template <class A> constexpr bool attention_tile_used(int tile, int epl) {
+  const i64 widest = std::min<i64>(256, i64(epl) * THUNDER_WARP_SIZE);
+  return tile >= kAttentionMinTile &&
+         attention_smem<A>(2 * tile, widest, widest) > THUNDER_SMEM_DEFAULT_BYTES;
+}
+
 /// q [batch, l, e], k [batch, s, e], v [batch, s, ev] -> out [batch, l, ev].
-/// Returns false when the head dims are too large (> 256).
+/// Returns false when the head dims are too large (> 256). The tile of keys is
+/// the warp's width, or on dialects with a smaller THUNDER_ATTENTION_MIN_TILE
+/// the largest power-of-two fraction of it whose shared memory fits
+/// THUNDER_SMEM_DEFAULT_BYTES (HIP's LDS).
 template <class T>
 bool sdpa(const Ctx &c, const T *q, const T *k, const T *v, T *out, i64 batch, i64 l, i64 s,
           i64 e, i64 ev, double scale, bool causal, const MaskInfo &mask) {
@@ -440,8 +488,15 @@ bool sdpa(const Ctx &c, const T *q, const T *k, const T *v, T *out, i64 batch, i
   i64 widest = std::max(e, ev);
   if (widest > 256)
     return false;
-  constexpr int kTile = kAttentionTile, kWarps = kAttentionWarps;
-  size_t smem = (kTile * (e + 1) + kTile * ev + kWarps * e + kWarps * kTile) * sizeof(A);
+  constexpr int kWarps = kAttentionWarps;
+  int tile = kAttentionTile;
+  if constexpr (kAttentionMinTile < kAttentionTile) {
+    while (tile > kAttentionMinTile && attention_smem<A>(tile, e, ev) > THUNDER_SMEM_DEFAULT_BYTES)
+      tile /= 2;
+    if (attention_smem<A>(tile, e, ev) > THUNDER_SMEM_DEFAULT_BYTES)
+      return false;
+  }
+  size_t smem = attention_smem<A>(tile, e, ev);
   auto launch = [&](auto kernel) {
     if (smem > THUNDER_SMEM_DEFAULT_BYTES)
       THUNDER_SMEM_OPT_IN(kernel, smem);
@@ -452,14 +507,29 @@ bool sdpa(const Ctx &c, const T *q, const T *k, const T *v, T *out, i64 batch, i
                                             causal, mask, b0);
     }
   };
+  // One kernel per (elements per lane, tile): only the tiles the dialect may
+  // use, and only the EPL that head dims up to 256 need.
+  auto with_tile = [&](auto epl) {
+    constexpr int kEpl = decltype(epl)::value, kW = kAttentionTile;
+    if constexpr (attention_tile_used<A>(kW / 8, kEpl))
+      if (tile == kW / 8)
+        return launch(attention_kernel<T, kEpl, kW / 8>);
+    if constexpr (attention_tile_used<A>(kW / 4, kEpl))
+      if (tile == kW / 4)
+        return launch(attention_kernel<T, kEpl, kW / 4>);
+    if constexpr (attention_tile_used<A>(kW / 2, kEpl))
+      if (tile == kW / 2)
+        return launch(attention_kernel<T, kEpl, kW / 2>);
+    launch(attention_kernel<T, kEpl>);
+  };
   if (widest <= THUNDER_WARP_SIZE)
-    launch(attention_kernel<T, 1>);
+    with_tile(std::integral_constant<int, 1>());
   else if (widest <= 2 * THUNDER_WARP_SIZE)
-    launch(attention_kernel<T, 2>);
+    with_tile(std::integral_constant<int, 2>());
   else if (widest <= 4 * THUNDER_WARP_SIZE)
-    launch(attention_kernel<T, 4>);
-  else
-    launch(attention_kernel<T, 8>);
+    with_tile(std::integral_constant<int, 4>());
+  else if constexpr (4 * THUNDER_WARP_SIZE < 256) // else unreachable: widest <= 256
+    with_tile(std::integral_constant<int, 8>());
   return true;
 }
 

@@ -138,6 +138,10 @@ __device__ inline void __syncthreads() {
 /// HIP has no opt-in: a block may use up to the device's LDS. A larger
 /// request (only gfx950 has more) fails at launch, reported by the run.
 #define THUNDER_SMEM_OPT_IN(kernel, bytes) ((void)(kernel), (void)(bytes))
+/// The attention kernel's tile of keys may shrink to 8 (each key then scored
+/// by 8 lanes) so that K and V tiles of head dims up to 256, f64 too, fit the
+/// LDS of gfx90a and gfx942: a wavefront's 64 keys of width 128 in f32 would not.
+#define THUNDER_ATTENTION_MIN_TILE 8
 
 #include "thunder_hip_runtime.h"
 #include "thunder_scalar.h"

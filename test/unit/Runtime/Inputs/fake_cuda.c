@@ -4,6 +4,7 @@
  * allocations. A test dlopens it by path first; the runtime's
  * dlopen("libcuda.so.1") then finds it by its SONAME. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -42,6 +43,16 @@ EXPORT CUresult cuDeviceGetCount(int *count) {
 EXPORT CUresult cuDeviceGet(int *device, int ordinal) {
   *device = ordinal;
   return ordinal < device_count ? 0 : 101; /* CUDA_ERROR_INVALID_DEVICE */
+}
+EXPORT CUresult cuDeviceGetName(char *name, int size, int device) {
+  snprintf(name, (size_t)size, "Fake NVIDIA GPU %d", device);
+  return 0;
+}
+/* Compute capability 9.0 (attributes 75 and 76). */
+EXPORT CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
+  (void)device;
+  *value = attribute == 75 ? 9 : 0;
+  return attribute == 75 || attribute == 76 ? 0 : 1;
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context, int device) {
   (void)device;
