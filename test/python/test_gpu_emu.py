@@ -154,7 +154,7 @@ class _Attention(torch.nn.Module):
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
-@pytest.mark.parametrize("e,ev", [(96, 80), (160, 136)], ids=["e96", "e160"])
+@pytest.mark.parametrize("e,ev", [(96, 80), (160, 136), (256, 128)], ids=["e96", "e160", "e256"])
 def test_wide_head_attention(tmp_path_factory, flavour, e, ev):
     """Head dims of several elements per lane (and, on HIP, tiles of keys that no longer fit
     a wavefront's width in the LDS), more keys than queries, lengths no tile divides."""
