@@ -447,6 +447,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
   out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
   out.files.push_back({"thunder_gpu.h", kThunderGpuHeader});
   out.files.push_back({"thunder_gpu_nn.h", kThunderGpuNnHeader});
+  out.files.push_back({"thunder_gpu_libs.h", kThunderGpuLibsHeader});
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
   if (options.externalWeights) {
     out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile), blob,

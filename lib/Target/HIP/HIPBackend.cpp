@@ -38,7 +38,7 @@ static bool isBlasType(Type t) { return t.isF32() || t.isF64() || t.isF16() || t
 /// Whether a convolution goes through MIOpen: the same padding on both
 /// sides of every spatial dim (what its convolution descriptor holds) and a
 /// type MIOpen fully supports (f32, f16; bf16). Else im2col + GEMM or the
-/// direct kernel (thunder_hip_libs.h).
+/// direct kernel (thunder_gpu_libs.h).
 static bool usesMiopen(mlir::thunder::ConvolutionOp c) {
   ArrayRef<int64_t> pad = c.getPadding();
   for (size_t s = 0; s + 1 < pad.size(); s += 2)

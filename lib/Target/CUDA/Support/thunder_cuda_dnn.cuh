@@ -1,7 +1,8 @@
 // thunder_cuda_dnn.cuh: cuDNN, opened with dlopen when a model has
-// convolutions (the subset of its C API Thunder calls), and the convolutions:
-// through cuDNN, else im2col + a GEMM of thunder_cuda_libs.cuh, else a direct
-// kernel. Included by thunder_cuda_libs.cuh.
+// convolutions (the subset of its C API Thunder calls); then the GEMMs and
+// the convolutions that use it and cuBLASLt (thunder_gpu_libs.h: through
+// cuDNN, else im2col + GEMM, else a direct kernel). Included by
+// thunder_cuda_libs.cuh.
 #ifndef THUNDER_CUDA_DNN_CUH
 #define THUNDER_CUDA_DNN_CUH
 
@@ -272,129 +273,9 @@ bool dnn_conv(const Ctx &c, const T *in, const T *w, T *out, i64 batch, i64 cin,
   return true;
 }
 
-//===--------------------------------------------------------------------===//
-// Convolution: cuDNN; im2col + GEMM or a direct kernel where it cannot
-//===--------------------------------------------------------------------===//
-
-/// cols[b][c * kk + kf][o] = input[b][c][window position of o and kf] (zero
-/// in the padding).
-template <class T>
-__global__ void __launch_bounds__(kBlock)
-    im2col_kernel(const T *__restrict__ in, T *__restrict__ cols, i64 batch, i64 cin, Window win) {
-  const i64 in_size = win.in_size(), out_size = win.out_size(), kk = win.taps();
-  i64 n = batch * cin * kk * out_size;
-  for (i64 flat = thread_index(); flat < n; flat += grid_size()) {
-    i64 o = flat % out_size, rest = flat / out_size;
-    i64 kf = rest % kk;
-    rest /= kk;
-    i64 ch = rest % cin, b = rest / cin;
-    i64 oidx[3] = {0, 0, 0}, off;
-    win.out_index(o, oidx);
-    bool inside = win.tap_offset(oidx, kf, off);
-    cols[flat] = inside ? in[(b * cin + ch) * in_size + off] : T(0.0f);
-  }
-}
-
-template <class T>
-__global__ void __launch_bounds__(kBlock)
-    conv_direct_kernel(const T *__restrict__ in, const T *__restrict__ w, const T *__restrict__ bias,
-                       T *__restrict__ out, i64 batch, i64 cin, i64 cout, i64 groups, Window win) {
-  using A = acc_t<T>;
-  const i64 in_size = win.in_size(), out_size = win.out_size(), kk = win.taps();
-  i64 cin_g = cin / groups, cout_g = cout / groups;
-  i64 n = batch * cout * out_size;
-  for (i64 flat = thread_index(); flat < n; flat += grid_size()) {
-    i64 o = flat % out_size, rest = flat / out_size;
-    i64 oc = rest % cout, b = rest / cout;
-    i64 g = oc / cout_g;
-    i64 oidx[3] = {0, 0, 0};
-    win.out_index(o, oidx);
-    A acc = bias ? static_cast<A>(cv(bias[oc])) : A(0);
-    for (i64 ic = 0; ic < cin_g; ++ic) {
-      const T *x = in + (b * cin + g * cin_g + ic) * in_size;
-      const T *wk = w + (oc * cin_g + ic) * kk;
-      for (i64 kf = 0; kf < kk; ++kf) {
-        i64 off;
-        if (win.tap_offset(oidx, kf, off))
-          acc += static_cast<A>(cv(x[off])) * static_cast<A>(cv(wk[kf]));
-      }
-    }
-    out[flat] = st<T>(static_cast<compute_t<T>>(acc));
-  }
-}
-
-template <class T>
-__global__ void __launch_bounds__(kBlock)
-    channel_bias_kernel(T *__restrict__ out, const T *__restrict__ bias, i64 n, i64 channels,
-                        i64 rest) {
-  for (i64 flat = thread_index(); flat < n; flat += grid_size()) {
-    i64 ch = (flat / rest) % channels;
-    out[flat] = st<T>(cv(out[flat]) + cv(bias[ch]));
-  }
-}
-
-/// Bytes of scratch conv() needs (the im2col matrix; none for 1x1 convs
-/// with unit stride and no padding, or for grouped ones).
-inline i64 conv_scratch_bytes(i64 elem_bytes, i64 batch, i64 cin, i64 groups, const Window &w) {
-  if (groups != 1)
-    return 0;
-  bool pointwise = true;
-  for (int s = 0; s < w.spatial; ++s)
-    pointwise = pointwise && w.kernel[s] == 1 && w.stride[s] == 1 && w.pad_lo[s] == 0 &&
-                w.out[s] == w.in[s];
-  return pointwise ? 0 : (batch * cin * w.taps() * w.out_size() * elem_bytes + 255) / 256 * 256;
-}
-
-/// out = conv(in, w) (+ bias per output channel). Through cuDNN when the
-/// padding is the same on both sides (`symmetric`, known when the model is
-/// compiled) and the type is one cuDNN has; else im2col + GEMM (ungrouped,
-/// cuBLASLt's types, the im2col scratch reserved), else the direct kernel.
-template <class T>
-void conv(const Ctx &c, const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
-          i64 cout, i64 groups, const Window &win, bool symmetric) {
-  const i64 in_size = win.in_size(), out_size = win.out_size(), kk = win.taps();
-  i64 total = batch * cout * out_size;
-  if (total == 0)
-    return;
-  auto add_bias = [&] {
-    if (bias)
-      channel_bias_kernel<T><<<grid_for(total, kBlock, c), kBlock, 0, c.stream>>>(
-          out, bias, total, cout, out_size);
-  };
-  // cuDNN's descriptors hold int sizes and strides: a call takes as many
-  // images as keep every tensor under 2^31 elements.
-  const i64 per_image = std::max(cin * in_size, cout * out_size);
-  if (symmetric && c.dnn && dnn_type<T>() >= 0 && per_image <= INT32_MAX) {
-    const i64 step = INT32_MAX / std::max<i64>(per_image, 1);
-    bool done = true;
-    for (i64 b0 = 0; done && b0 < batch; b0 += step)
-      done = dnn_conv(c, in + b0 * cin * in_size, w, out + b0 * cout * out_size,
-                      std::min(step, batch - b0), cin, cout, groups, win);
-    if (done) {
-      add_bias();
-      return;
-    }
-  }
-  const i64 scratch = conv_scratch_bytes(sizeof(T), batch, cin, groups, win);
-  if (groups != 1 || cuda_type<T>() < 0 || scratch > i64(c.scratch_bytes)) {
-    conv_direct_kernel<T><<<grid_for(total, kBlock, c), kBlock, 0, c.stream>>>(
-        in, w, bias, out, batch, cin, cout, groups, win);
-    return;
-  }
-  // out[b] (cout x out_size) = w (cout x cin*kk) @ cols[b] (cin*kk x out_size).
-  const T *cols = in;
-  if (scratch > 0) {
-    T *buffer = static_cast<T *>(c.scratch);
-    i64 n = batch * cin * kk * out_size;
-    im2col_kernel<T><<<grid_for(n, kBlock, c), kBlock, 0, c.stream>>>(in, buffer, batch, cin, win);
-    cols = buffer;
-  }
-  i64 k = cin * kk;
-  gemm(c, false, false, cout, out_size, k, w, k, 0, cols, out_size, k * out_size, out, out_size,
-       cout * out_size, batch);
-  add_bias();
-}
-
 } // namespace thunder_cuda
+
+// The GEMMs and convolutions of our own, shared with HIP.
+#include "thunder_gpu_libs.h"
 
 #endif // THUNDER_CUDA_DNN_CUH

@@ -8,8 +8,9 @@
 // declared here (test/Target/CUDA/abi checks them against NVIDIA's headers).
 // The types they lack get kernels of ours: a tiled GEMM, a direct convolution.
 // Last, the Runtime: streams, events, the libraries' handles, CUDA graphs.
-// This file holds cuBLASLt and the GEMMs; thunder_cuda_dnn.cuh cuDNN and the
-// convolutions, thunder_cuda_runtime.cuh the Runtime (both included below).
+// This file holds cuBLASLt; thunder_cuda_dnn.cuh cuDNN, then the GEMMs and
+// convolutions (thunder_gpu_libs.h, shared with HIP), thunder_cuda_runtime.cuh
+// the Runtime (both included below).
 #ifndef THUNDER_CUDA_LIBS_CUH
 #define THUNDER_CUDA_LIBS_CUH
 
@@ -159,6 +160,9 @@ template <class T> constexpr int cuda_type() {
   else return -1;
 }
 
+/// The GEMM libraries' code for T (thunder_gpu_libs.h): cuBLASLt's.
+template <class T> constexpr int blas_type() { return cuda_type<T>(); }
+
 /// The largest power of two (at most 256) that divides the address.
 inline uint32_t alignment_of(const void *p) {
   uintptr_t v = reinterpret_cast<uintptr_t>(p);
@@ -255,86 +259,6 @@ bool lt_gemm(const Ctx &c, bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i6
       *c.error = 1000 + s;
     return s == 0;
   }
-}
-
-/// The GEMM for types cuBLASLt lacks (integers, f8) or shapes it refuses:
-/// 16x16 tiles in shared memory, one output element per thread, batches on
-/// the grid's z dimension.
-template <class T>
-__global__ void gemm_tiled_kernel(bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda,
-                                  i64 sa, const T *b, i64 ldb, i64 sb, T *out, i64 ldc, i64 sc,
-                                  Epilogue epi, const T *bias) {
-  using A = acc_t<T>;
-  constexpr int TS = 16;
-  __shared__ A as[TS][TS + 1], bs[TS][TS + 1];
-  const i64 batch = blockIdx.z;
-  const T *ab = a + batch * sa, *bb = b + batch * sb;
-  const i64 row = i64(blockIdx.y) * TS + threadIdx.y, col = i64(blockIdx.x) * TS + threadIdx.x;
-  A acc = 0;
-  for (i64 k0 = 0; k0 < k; k0 += TS) {
-    // as[y][x] = op(A)[row][k0 + x]; bs[y][x] = op(B)[k0 + y][col].
-    i64 ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
-    as[threadIdx.y][threadIdx.x] =
-        (row < m && ka < k) ? static_cast<A>(cv(ta ? ab[ka * lda + row] : ab[row * lda + ka])) : A(0);
-    bs[threadIdx.y][threadIdx.x] =
-        (col < n && kb < k) ? static_cast<A>(cv(tb ? bb[col * ldb + kb] : bb[kb * ldb + col])) : A(0);
-    __syncthreads();
-#pragma unroll
-    for (int t = 0; t < TS; ++t)
-      acc += as[threadIdx.y][t] * bs[t][threadIdx.x];
-    __syncthreads();
-  }
-  if (row < m && col < n) {
-    if (bias)
-      acc += static_cast<A>(cv(bias[col]));
-    if (epi == Epilogue::Relu || epi == Epilogue::ReluBias)
-      acc = relu(acc);
-    if constexpr (std::is_floating_point_v<A>)
-      if (epi == Epilogue::GeluTanh || epi == Epilogue::GeluTanhBias)
-        acc = gelu_tanh(acc);
-    out[batch * sc + row * ldc + col] = st<T>(static_cast<compute_t<T>>(acc));
-  }
-}
-
-template <class T>
-void gemm(const Ctx &c, bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda, i64 sa,
-          const T *b, i64 ldb, i64 sb, T *out, i64 ldc, i64 sc, i64 batch,
-          Epilogue epi = Epilogue::None, const T *bias = nullptr) {
-  if (m <= 0 || n <= 0 || batch <= 0)
-    return;
-  if (lt_gemm(c, ta, tb, m, n, k, a, lda, sa, b, ldb, sb, out, ldc, sc, batch, epi, bias))
-    return;
-  dim3 block(16, 16);
-  // The grid's y and z dimensions hold 65535 blocks: rows and batches in chunks.
-  constexpr i64 kRows = 65535 * 16;
-  for (i64 b0 = 0; b0 < batch; b0 += 65535) {
-    i64 nb = std::min<i64>(65535, batch - b0);
-    for (i64 r0 = 0; r0 < m; r0 += kRows) {
-      i64 mr = std::min<i64>(kRows, m - r0);
-      const T *ar = a + b0 * sa + (ta ? r0 : r0 * lda);
-      dim3 grid(unsigned((n + 15) / 16), unsigned((mr + 15) / 16), unsigned(nb));
-      gemm_tiled_kernel<T><<<grid, block, 0, c.stream>>>(ta, tb, mr, n, k, ar, lda, sa,
-                                                        b + b0 * sb, ldb, sb,
-                                                        out + b0 * sc + r0 * ldc, ldc, sc, epi,
-                                                        bias);
-    }
-  }
-}
-
-/// out[b] = op(lhs[b]) @ op(rhs[b or shared]); lhs is [batch, m, k] (or
-/// [batch, k, m] transposed), rhs [batch or 1, k, n] (or [.., n, k]).
-template <class T>
-void matmul(const Ctx &c, const T *lhs, const T *rhs, T *out, i64 batch, i64 m, i64 n, i64 k,
-            bool ta, bool tb, bool rhs_shared, Epilogue epi = Epilogue::None,
-            const T *bias = nullptr) {
-  if (rhs_shared && !ta) {
-    // One GEMM over every batch: [batch*m, k] @ [k, n].
-    m *= batch;
-    batch = 1;
-  }
-  i64 lda = ta ? m : k, ldb = tb ? k : n;
-  gemm(c, ta, tb, m, n, k, lhs, lda, m * k, rhs, ldb, rhs_shared ? 0 : k * n, out, n, m * n,
-       batch, epi, bias);
 }
 
 } // namespace thunder_cuda
