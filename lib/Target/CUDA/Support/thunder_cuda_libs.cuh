@@ -25,24 +25,6 @@ namespace thunder_cuda {
 // ABI has been stable since CUDA 11)
 //===--------------------------------------------------------------------===//
 
-/// A shared library opened with dlopen (the first of several sonames found),
-/// whose symbols are read into function pointers: get(fn, "name"). The
-/// library stays loaded for the life of the process.
-struct Library {
-  void *lib = nullptr;
-  const char *missing = nullptr; ///< the first symbol not found
-  explicit Library(std::initializer_list<const char *> names) {
-    for (const char *name : names)
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-  }
-  template <class F> void operator()(F *&fn, const char *name) {
-    fn = reinterpret_cast<F *>(dlsym(lib, name));
-    if (!fn && !missing)
-      missing = name;
-  }
-};
-
 namespace lt_api {
 using Status = int;                       // cublasStatus_t
 using Handle = struct cublasLtContext *;  // cublasLtHandle_t

@@ -15,9 +15,32 @@
 
 #include "thunder_scalar.h"
 
+#include <dlfcn.h>
+
+#include <initializer_list>
+
 namespace THUNDER_GPU_NS {
 
 using namespace thunder_scalar;
+
+/// A shared library opened with dlopen (the first of several sonames found),
+/// whose symbols are read into function pointers: get(fn, "name"). The
+/// library stays loaded for the life of the process. Host side: how both
+/// vendors' headers open their GEMM and convolution libraries at create().
+struct Library {
+  void *lib = nullptr;
+  const char *missing = nullptr; ///< the first symbol not found
+  explicit Library(std::initializer_list<const char *> names) {
+    for (const char *name : names)
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+  }
+  template <class F> void operator()(F *&fn, const char *name) {
+    fn = reinterpret_cast<F *>(dlsym(lib, name));
+    if (!fn && !missing)
+      missing = name;
+  }
+};
 
 /// The largest rank the index helpers handle.
 constexpr int kMaxRank = 8;

@@ -17,24 +17,6 @@
 
 namespace thunder_hip {
 
-/// A shared library opened with dlopen (the first of several sonames found),
-/// whose symbols are read into function pointers: get(fn, "name"). The
-/// library stays loaded for the life of the process.
-struct Library {
-  void *lib = nullptr;
-  const char *missing = nullptr; ///< the first symbol not found
-  explicit Library(std::initializer_list<const char *> names) {
-    for (const char *name : names)
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-  }
-  template <class F> void operator()(F *&fn, const char *name) {
-    fn = reinterpret_cast<F *>(dlsym(lib, name));
-    if (!fn && !missing)
-      missing = name;
-  }
-};
-
 //===--------------------------------------------------------------------===//
 // hipBLASLt and rocBLAS, loaded at create() (the subsets of hipblaslt.h and
 // rocblas.h Thunder uses; ROCm 6 and 7)
