@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "thunder_cpu_gemm.h"
 #include "thunder_scalar.h"
 
 #include <cblas.h>
@@ -438,10 +439,10 @@ inline void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda,
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
-    // oneDNN's SGEMM measured 1.05x to 4x faster than OpenBLAS's on the zoo's
-    // shapes (docs/performance.md); it threads through OpenMP itself.
-    dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb,
-               0.0f, out, ldc);
+    // Thunder's own packed GEMM (thunder_cpu_gemm.h): faster than oneDNN 2.x's
+    // and OpenBLAS's SGEMM on the zoo's shapes (docs/performance.md, "GEMM
+    // microbenchmark"); it threads through OpenMP itself.
+    thunder_gemm::sgemm(ta, tb, m, n, k, a, lda, b, ldb, out, ldc);
     return;
   }
   auto call = [&](auto fn) {
@@ -457,9 +458,9 @@ inline void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda,
 /// out[b] = op(lhs[b]) @ op(rhs[b or shared]); lhs is [batch, m, k] (or
 /// [batch, k, m] transposed), rhs [batch or 1, k, n] (or [.., n, k]).
 ///
-/// One thread pool: float GEMMs go to oneDNN, which threads through OpenMP;
-/// double GEMMs are split over OpenMP's threads (batches, else rows, else
-/// columns), each calling a single-threaded OpenBLAS GEMM, so OpenBLAS's own
+/// One thread pool: float GEMMs go to Thunder's own GEMM (thunder_cpu_gemm.h),
+/// which threads through OpenMP; double GEMMs are split over OpenMP's threads
+/// (batches, else rows, else columns), each calling a single-threaded OpenBLAS GEMM, so OpenBLAS's own
 /// threads never compete with the OpenMP loops around them
 /// (thunder_cpu_init sets OpenBLAS to one thread). Batched GEMMs run one
 /// batch per OpenMP thread.
@@ -467,7 +468,11 @@ template <class T>
 void matmul(const T *lhs, const T *rhs, T *out, i64 batch, i64 m, i64 n, i64 k,
             bool ta, bool tb, bool rhs_shared) {
   i64 lhs_stride = m * k, rhs_stride = rhs_shared ? 0 : k * n;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<T, float>) {
+    thunder_gemm::matmul_f32(lhs, rhs, nullptr, out, batch, m, n, k, ta, tb, rhs_shared,
+                     thunder_gemm::NoEpilogue{});
+    return;
+  } else if constexpr (std::is_same_v<T, double>) {
     if (rhs_shared && !ta) {
       // One GEMM over all batches: [batch*m, k] @ [k, n].
       m *= batch;
@@ -479,10 +484,6 @@ void matmul(const T *lhs, const T *rhs, T *out, i64 batch, i64 m, i64 n, i64 k,
       for (i64 b = 0; b < batch; ++b)
         gemm(ta, tb, m, n, k, lhs + b * lhs_stride, lda, rhs + b * rhs_stride,
              ldb, out + b * m * n, n);
-      return;
-    }
-    if constexpr (std::is_same_v<T, float>) {
-      gemm(ta, tb, m, n, k, lhs, lda, rhs, ldb, out, n); // oneDNN threads itself
       return;
     }
     bool parallel = m * n * k > 32768;

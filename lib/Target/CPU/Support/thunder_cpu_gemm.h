@@ -1,0 +1,466 @@
+// thunder_cpu_gemm.h: Thunder's own packed fp32 GEMM with a fused epilogue.
+//
+// C[m, n] = op(A)[m, k] @ op(B)[k, n] (+ beta * C), then an epilogue over
+// each finished register tile while it is still in L1. Included by
+// thunder_cpu.h; self-contained so tests and tools/bench compile it alone.
+//
+// Layout of packed B (ISA-independent, so weights packed at compile time by
+// the compiler serve every kernel the artifact carries): columns in panels of
+// kNR = 32; panel q holds op(B)[0..k)[32q .. 32q+32) k-major, i.e.
+//   packed[(q * k + p) * 32 + j] = op(B)[p][32 q + j],
+// zero-padded past n. kc-blocks of a panel are contiguous (offset p0 * 32).
+// lib/Target/CPU/CPUBackend.cpp writes the same layout (packWeightPanels).
+//
+// Microkernels, chosen by the instruction set this unit is compiled for:
+// AVX-512F: MR x 32 with 2 zmm per row (MR <= 14, 28 accumulators);
+// AVX2+FMA: MR x 16 with 2 ymm per row (MR <= 6), run on each half of a
+// 32-column panel; otherwise a portable loop nest the compiler vectorizes.
+// A is packed per (MC x KC) block into MR-row panels (k-major).
+#ifndef THUNDER_CPU_GEMM_H
+#define THUNDER_CPU_GEMM_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <omp.h>
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace thunder_gemm {
+
+using i64 = int64_t;
+
+/// The packed panel width (columns), shared by every instruction set.
+constexpr int kNR = 32;
+
+#if defined(__AVX512F__)
+constexpr int kMR = 14;
+constexpr const char *kIsa = "avx512";
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr int kMR = 6;
+constexpr const char *kIsa = "avx2";
+#else
+constexpr int kMR = 4;
+constexpr const char *kIsa = "portable";
+#endif
+
+/// Cache blocking: KC rows of a B panel (32 KC floats) stay in L1 while MC
+/// rows of packed A (MC KC floats) stream from L2.
+constexpr i64 kKC = 256;
+constexpr i64 kMC = kMR * 8;
+
+/// Floats of packed B for op(B) of k x n.
+inline i64 packed_b_floats(i64 k, i64 n) { return (n + kNR - 1) / kNR * kNR * k; }
+
+/// Packs op(B) (B is [k, n] row-major with ldb, or [n, k] when tb) columns
+/// [c0, c1) and rows [p0, p0 + kc) into panels of kNR with panel stride
+/// `panel_stride` floats (k * kNR for a whole packed matrix, kc * kNR for a
+/// block) starting at `out` (the panel of c0, which must be a multiple of kNR).
+inline void pack_b(const float *b, i64 ldb, bool tb, i64 p0, i64 kc, i64 c0, i64 c1,
+                   float *out, i64 panel_stride) {
+  for (i64 q0 = c0; q0 < c1; q0 += kNR) {
+    float *dst = out + (q0 - c0) / kNR * panel_stride;
+    i64 w = std::min<i64>(kNR, c1 - q0);
+    if (!tb) {
+      for (i64 p = 0; p < kc; ++p) {
+        const float *src = b + (p0 + p) * ldb + q0;
+        float *d = dst + p * kNR;
+        for (i64 j = 0; j < w; ++j)
+          d[j] = src[j];
+        for (i64 j = w; j < kNR; ++j)
+          d[j] = 0.0f;
+      }
+    } else {
+      if (w < kNR)
+        std::memset(dst, 0, sizeof(float) * kNR * kc);
+      for (i64 j = 0; j < w; ++j) {
+        const float *src = b + (q0 + j) * ldb + p0;
+        for (i64 p = 0; p < kc; ++p)
+          dst[p * kNR + j] = src[p];
+      }
+    }
+  }
+}
+
+/// Packs the whole op(B) into `out` (packed_b_floats(k, n) floats).
+inline void pack_b_full(const float *b, i64 ldb, bool tb, i64 k, i64 n, float *out) {
+  pack_b(b, ldb, tb, 0, k, 0, n, out, k * kNR);
+}
+
+/// Packs op(A) rows [r0, r0 + mc), cols [p0, p0 + kc) into MR-row panels,
+/// k-major (panel i: out[i * kc * kMR + p * mr + r]); the last panel has its
+/// own row count mr < kMR.
+inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64 kc,
+                   float *out) {
+  for (i64 i0 = 0; i0 < mc; i0 += kMR) {
+    int mr = static_cast<int>(std::min<i64>(kMR, mc - i0));
+    float *dst = out + i0 * kc;
+    if (!ta) {
+      for (int r = 0; r < mr; ++r) {
+        const float *src = a + (r0 + i0 + r) * lda + p0;
+        for (i64 p = 0; p < kc; ++p)
+          dst[p * mr + r] = src[p];
+      }
+    } else {
+      for (i64 p = 0; p < kc; ++p) {
+        const float *src = a + (p0 + p) * lda + r0 + i0;
+        for (int r = 0; r < mr; ++r)
+          dst[p * mr + r] = src[r];
+      }
+    }
+  }
+}
+
+//===--------------------------------------------------------------------===//
+// Microkernels: c[MR x nv] (=|+=) a_panel @ b_panel over kc.
+// `first`: the first kc-block, which writes acc + beta * c (beta 0: acc);
+// later blocks add. nv: valid columns (the rest are padding).
+//===--------------------------------------------------------------------===//
+
+#if defined(__AVX512F__)
+template <int MR>
+inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b,
+                    float *__restrict c, i64 ldc, int nv, bool first, float beta) {
+  __m512 acc0[MR], acc1[MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    acc0[i] = _mm512_setzero_ps();
+    acc1[i] = _mm512_setzero_ps();
+  }
+  for (i64 p = 0; p < kc; ++p) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    _mm_prefetch(reinterpret_cast<const char *>(b + 8 * kNR), _MM_HINT_T0);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      __m512 av = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+    }
+    a += MR;
+    b += kNR;
+  }
+  __mmask16 m0 = nv >= 16 ? __mmask16(0xffff) : __mmask16((1u << nv) - 1);
+  __mmask16 m1 = nv >= 32 ? __mmask16(0xffff)
+                 : nv <= 16 ? __mmask16(0)
+                            : __mmask16((1u << (nv - 16)) - 1);
+  const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    float *row = c + i * ldc;
+    __m512 x0 = acc0[i], x1 = acc1[i];
+    if (!first) {
+      x0 = _mm512_add_ps(x0, _mm512_maskz_loadu_ps(m0, row));
+      x1 = _mm512_add_ps(x1, _mm512_maskz_loadu_ps(m1, row + 16));
+    } else if (beta != 0.0f) {
+      x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, row), x0);
+      x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16), x1);
+    }
+    _mm512_mask_storeu_ps(row, m0, x0);
+    _mm512_mask_storeu_ps(row + 16, m1, x1);
+  }
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+/// MR x 16 (two ymm per row) over one half of a 32-wide panel.
+template <int MR>
+inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict b,
+                      float *__restrict c, i64 ldc, int nv, bool first, float beta) {
+  __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    acc0[i] = _mm256_setzero_ps();
+    acc1[i] = _mm256_setzero_ps();
+  }
+  for (i64 p = 0; p < kc; ++p) {
+    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      __m256 av = _mm256_broadcast_ss(a + i);
+      acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+    }
+    a += MR;
+    b += kNR;
+  }
+  if (nv >= 16) {
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      float *row = c + i * ldc;
+      __m256 x0 = acc0[i], x1 = acc1[i];
+      if (!first) {
+        x0 = _mm256_add_ps(x0, _mm256_loadu_ps(row));
+        x1 = _mm256_add_ps(x1, _mm256_loadu_ps(row + 8));
+      } else if (beta != 0.0f) {
+        x0 = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(row), x0);
+        x1 = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(row + 8), x1);
+      }
+      _mm256_storeu_ps(row, x0);
+      _mm256_storeu_ps(row + 8, x1);
+    }
+    return;
+  }
+  alignas(32) float tile[MR][16];
+  for (int i = 0; i < MR; ++i) {
+    _mm256_store_ps(tile[i], acc0[i]);
+    _mm256_store_ps(tile[i] + 8, acc1[i]);
+  }
+  for (int i = 0; i < MR; ++i) {
+    float *row = c + i * ldc;
+    for (int j = 0; j < nv; ++j)
+      row[j] = !first ? row[j] + tile[i][j]
+                      : (beta != 0.0f ? beta * row[j] + tile[i][j] : tile[i][j]);
+  }
+}
+
+template <int MR>
+inline void ukernel(i64 kc, const float *a, const float *b, float *c, i64 ldc, int nv,
+                    bool first, float beta) {
+  ukernel16<MR>(kc, a, b, c, ldc, std::min(nv, 16), first, beta);
+  if (nv > 16)
+    ukernel16<MR>(kc, a, b + 16, c + 16, ldc, nv - 16, first, beta);
+}
+#else
+template <int MR>
+inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b,
+                    float *__restrict c, i64 ldc, int nv, bool first, float beta) {
+  float acc[MR][kNR] = {};
+  for (i64 p = 0; p < kc; ++p) {
+    for (int i = 0; i < MR; ++i) {
+      float av = a[i];
+#pragma omp simd
+      for (int j = 0; j < kNR; ++j)
+        acc[i][j] += av * b[j];
+    }
+    a += MR;
+    b += kNR;
+  }
+  for (int i = 0; i < MR; ++i) {
+    float *row = c + i * ldc;
+    for (int j = 0; j < nv; ++j)
+      row[j] = !first ? row[j] + acc[i][j]
+                      : (beta != 0.0f ? beta * row[j] + acc[i][j] : acc[i][j]);
+  }
+}
+#endif
+
+/// The microkernel for `mr` rows (1..kMR).
+inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, float *c,
+                         i64 ldc, int nv, bool first, float beta) {
+  switch (mr) {
+#define THUNDER_GEMM_CASE(R)                                                          \
+  case R:                                                                             \
+    if constexpr (R <= kMR)                                                           \
+      ukernel<R>(kc, a, b, c, ldc, nv, first, beta);                                  \
+    return;
+    THUNDER_GEMM_CASE(1)
+    THUNDER_GEMM_CASE(2)
+    THUNDER_GEMM_CASE(3)
+    THUNDER_GEMM_CASE(4)
+    THUNDER_GEMM_CASE(5)
+    THUNDER_GEMM_CASE(6)
+    THUNDER_GEMM_CASE(7)
+    THUNDER_GEMM_CASE(8)
+    THUNDER_GEMM_CASE(9)
+    THUNDER_GEMM_CASE(10)
+    THUNDER_GEMM_CASE(11)
+    THUNDER_GEMM_CASE(12)
+    THUNDER_GEMM_CASE(13)
+    THUNDER_GEMM_CASE(14)
+#undef THUNDER_GEMM_CASE
+  default:
+    return;
+  }
+}
+
+//===--------------------------------------------------------------------===//
+// Epilogues: called as epi(r0, r1, c0, c1) on each finished tile of C (rows
+// [r0, r1), columns [c0, c1)), right after its last store.
+//===--------------------------------------------------------------------===//
+
+/// No epilogue.
+struct NoEpilogue {
+  void operator()(i64, i64, i64, i64) const {}
+};
+
+enum class Act { None, Relu, GeluTanh, GeluErf, Silu };
+
+inline float activate(Act act, float v) {
+  switch (act) {
+  case Act::None: return v;
+  case Act::Relu: return v > 0.0f ? v : 0.0f;
+  case Act::GeluTanh: {
+    float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+    return 0.5f * v * (1.0f + std::tanh(u));
+  }
+  case Act::GeluErf: return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f));
+  case Act::Silu: return v / (1.0f + std::exp(-v));
+  }
+  return v;
+}
+
+/// The common epilogue: C = act(C + bias[col]) + residual[row, col].
+struct BiasActResidual {
+  float *c;
+  i64 ldc;
+  const float *bias = nullptr;     ///< per column, or null
+  Act act = Act::None;
+  const float *residual = nullptr; ///< [m, n] with ldr, or null
+  i64 ldr = 0;
+  void operator()(i64 r0, i64 r1, i64 c0, i64 c1) const {
+    for (i64 r = r0; r < r1; ++r) {
+      float *row = c + r * ldc;
+      if (bias) {
+#pragma omp simd
+        for (i64 j = c0; j < c1; ++j)
+          row[j] += bias[j];
+      }
+      if (act == Act::Relu) {
+#pragma omp simd
+        for (i64 j = c0; j < c1; ++j)
+          row[j] = row[j] > 0.0f ? row[j] : 0.0f;
+      } else if (act != Act::None) {
+        for (i64 j = c0; j < c1; ++j)
+          row[j] = activate(act, row[j]);
+      }
+      if (residual) {
+        const float *res = residual + r * ldr;
+#pragma omp simd
+        for (i64 j = c0; j < c1; ++j)
+          row[j] += res[j];
+      }
+    }
+  }
+};
+
+//===--------------------------------------------------------------------===//
+// The driver
+//===--------------------------------------------------------------------===//
+
+/// Per-thread packing buffers, kept across calls (a run allocates nothing
+/// once warm).
+inline float *thread_buffer(int which, size_t floats) {
+  static thread_local std::vector<float> buffers[2];
+  std::vector<float> &v = buffers[which];
+  if (v.size() < floats + 16)
+    v.resize(floats + 16);
+  // 64-byte aligned inside the vector.
+  auto p = reinterpret_cast<uintptr_t>(v.data());
+  return reinterpret_cast<float *>((p + 63) & ~uintptr_t(63));
+}
+
+/// C[m, n] (ldc) = op(A) @ op(B) + beta * C, then epi on each finished tile.
+/// B is either prepacked (`packed`, the layout above, for exactly this k
+/// and n) or read from b/ldb/tb and packed per tile. threads <= 0: OpenMP's
+/// default, 1 inside a parallel region.
+template <class Epi>
+void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b,
+           i64 ldb, bool tb, const float *packed, float *c, i64 ldc, float beta,
+           const Epi &epi, int threads = 0) {
+  if (m <= 0 || n <= 0)
+    return;
+  if (threads <= 0)
+    threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (k <= 0) {
+    // An empty sum: beta * C (zeros for beta 0), then the epilogue.
+    for (i64 r = 0; r < m; ++r) {
+      float *row = c + r * ldc;
+      for (i64 j = 0; j < n; ++j)
+        row[j] = beta != 0.0f ? beta * row[j] : 0.0f;
+    }
+    epi(0, m, 0, n);
+    return;
+  }
+  // Tiles of MC rows x NC columns, NC shrunk (down to one panel) until
+  // every thread has a few tiles.
+  i64 mc = std::min<i64>(kMC, m);
+  i64 tiles_m = (m + mc - 1) / mc;
+  i64 panels = (n + kNR - 1) / kNR;
+  i64 nc_panels = std::min<i64>(panels, 16);
+  while (nc_panels > 1 && tiles_m * ((panels + nc_panels - 1) / nc_panels) < 4 * threads)
+    nc_panels = (nc_panels + 1) / 2;
+  i64 tiles_n = (panels + nc_panels - 1) / nc_panels;
+  i64 tiles = tiles_m * tiles_n;
+  int nt = static_cast<int>(std::min<i64>(threads, tiles));
+  // Work per tile below this runs on one thread.
+  bool parallel = nt > 1 && m * n * k > 32768;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (parallel)
+  for (i64 t = 0; t < tiles; ++t) {
+    // n-major tile order: neighbours share the B panels.
+    i64 tn = t / tiles_m, tm = t % tiles_m;
+    i64 r0 = tm * mc, r1 = std::min(m, r0 + mc);
+    i64 q0 = tn * nc_panels, q1 = std::min(panels, q0 + nc_panels);
+    i64 c0 = q0 * kNR, c1 = std::min(n, q1 * kNR);
+    i64 kcmax = std::min(kKC, k);
+    float *ap = thread_buffer(0, static_cast<size_t>(kMC * kcmax));
+    float *bp = packed ? nullptr
+                       : thread_buffer(1, static_cast<size_t>(nc_panels * kNR * kcmax));
+    for (i64 p0 = 0; p0 < k; p0 += kKC) {
+      i64 kc = std::min(kKC, k - p0);
+      bool first = p0 == 0, last = p0 + kc >= k;
+      pack_a(a, lda, ta, r0, r1 - r0, p0, kc, ap);
+      if (!packed)
+        pack_b(b, ldb, tb, p0, kc, c0, c1, bp, kc * kNR);
+      for (i64 q = q0; q < q1; ++q) {
+        const float *bq = packed ? packed + (q * k + p0) * kNR : bp + (q - q0) * kc * kNR;
+        i64 j0 = q * kNR;
+        int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
+        for (i64 i0 = r0; i0 < r1; i0 += kMR) {
+          int mr = static_cast<int>(std::min<i64>(kMR, r1 - i0));
+          ukernel_rows(mr, kc, ap + (i0 - r0) * kc, bq, c + i0 * ldc + j0, ldc, nv, first,
+                       beta);
+          if (last)
+            epi(i0, i0 + mr, j0, j0 + nv);
+        }
+      }
+    }
+  }
+}
+
+/// Convenience: op(B) unpacked, no epilogue.
+inline void sgemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
+                  const float *b, i64 ldb, float *c, i64 ldc, float beta = 0.0f,
+                  int threads = 0) {
+  sgemm(m, n, k, a, lda, ta, b, ldb, tb, nullptr, c, ldc, beta, NoEpilogue{}, threads);
+}
+
+/// A matmul of the backend: out[b] = op(lhs[b]) @ op(rhs[b or shared]) for
+/// batch slices (thunder_cpu::matmul's arguments), B prepacked when `packed`
+/// is given (then rhs is shared and unused). `epi` sees rows of the whole
+/// [batch * m, n] output.
+template <class Epi>
+void matmul_f32(const float *lhs, const float *rhs, const float *packed, float *out,
+                i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
+                const Epi &epi) {
+  if (rhs_shared && !ta) {
+    // One GEMM over all batches: [batch*m, k] @ [k, n].
+    m *= batch;
+    batch = 1;
+  }
+  i64 lda = ta ? m : k, ldb = tb ? k : n;
+  if (batch == 1) {
+    sgemm(m, n, k, lhs, lda, ta, rhs, ldb, tb, packed, out, n, 0.0f, epi);
+    return;
+  }
+  if (batch <= 0)
+    return;
+  i64 rhs_stride = rhs_shared ? 0 : k * n;
+  // Enough batches for every thread: one single-threaded GEMM per batch;
+  // else each GEMM spreads over the threads.
+  bool per_batch = !omp_in_parallel() && batch >= omp_get_max_threads() &&
+                   batch * m * n * k > 32768;
+#pragma omp parallel for if (per_batch)
+  for (i64 b = 0; b < batch; ++b) {
+    auto shifted = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
+      epi(b * m + r0, b * m + r1, c0, c1);
+    };
+    sgemm(m, n, k, lhs + b * m * k, lda, ta, packed ? nullptr : rhs + b * rhs_stride, ldb,
+          tb, packed, out + b * m * n, n, 0.0f, shifted, per_batch ? 1 : 0);
+  }
+}
+
+} // namespace thunder_gemm
+
+#endif // THUNDER_CPU_GEMM_H
