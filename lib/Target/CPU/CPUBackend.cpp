@@ -43,7 +43,10 @@ LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
     splats.push_back({op.getResult(), codegen::splatLiteral(splat)});
     return success();
   }
-  // Dense data (a small literal or a resource blob) goes into the blob.
+  // Dense data (a small literal or a resource blob) goes into the blob;
+  // weights only GEMMs read, in the GEMM's packed layout.
+  if (auto it = packedWeights.find(op.getResult()); it != packedWeights.end())
+    return emitPackedConstant(op, it->second);
   FailureOr<uint64_t> offset = codegen::appendConstant(
       op, 64, "constant_" + name(op.getResult()), *blob, blobEntries);
   if (failed(offset))
@@ -222,6 +225,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     names[arg] = "a" + std::to_string(arg.getArgNumber());
   unsigned counter = 0;
   bool ok = true;
+  findPackedWeights();
   for (Operation &top : func.getBody().front().without_terminator()) {
     Operation *op = &top;
     if (!isa<FusionOp, ConstantOp, ReshapeOp>(op)) {

@@ -65,7 +65,7 @@ void Emitter::emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os) {
 
 LogicalResult Emitter::emitPointwiseKernel(
     FusionOp fusion, llvm::raw_ostream &os,
-    llvm::function_ref<void(BodyEmitter &)> prepare) {
+    llvm::function_ref<void(BodyEmitter &)> prepare, llvm::StringRef tileLambda) {
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
   Value loop = fusion.getResult(0);
   BodyEmitter body(bodyContext(fusion, ""));
@@ -98,6 +98,19 @@ LogicalResult Emitter::emitPointwiseKernel(
     element << std::move(store);
   os << "    const int64_t n = " << numelExpr(loop) << ";\n";
   DeferredCode code;
+  if (!tileLambda.empty() && rank >= 2) {
+    // A GEMM's epilogue: rows x columns of one finished tile, on the thread
+    // that computed it.
+    os << "    const int64_t cols = " << shape.back().str() << ";\n    (void)n;\n";
+    DeferredCode col, row;
+    col << "      const int64_t flat_i = prow * cols + pcol;\n" << std::move(element);
+    row << Loop(Loop::Kind::Simd, "pcol", "tile_c0", "tile_c1").around(std::move(col));
+    code << Loop(Loop::Kind::Plain, "prow", "tile_r0", "tile_r1").around(std::move(row));
+    os << "    auto " << tileLambda
+       << " = [&](int64_t tile_r0, int64_t tile_r1, int64_t tile_c0, int64_t tile_c1) {\n"
+       << code.print(body) << "    };\n";
+    return success();
+  }
   if (flat) {
     code << Loop(Loop::Kind::ParallelSimd, "flat_i", "0", "n")
                 .with("if (n > 32768)")
@@ -271,6 +284,14 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
       return failure();
     os << "  }\n";
     return success();
+  }
+  if (kind == FusionKind::Gemm) {
+    // fp32: Thunder's GEMM with the epilogue per tile (EmitGemm.cpp).
+    FailureOr<bool> done = emitGemmKernel(fusion, os);
+    if (failed(done))
+      return failure();
+    if (*done)
+      return success();
   }
   if ((kind == FusionKind::Gemm || kind == FusionKind::Conv) && computeOps > 1) {
     // The library call writes the kernel's output; the epilogue then runs

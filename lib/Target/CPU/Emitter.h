@@ -85,9 +85,23 @@ private:
   LogicalResult emitOp(Operation *op, llvm::raw_ostream &os);
   /// One kernel (EmitFusion.cpp).
   LogicalResult emitFusion(FusionOp fusion, llvm::raw_ostream &os);
+  /// The pointwise loops of a kernel; with `tileLambda`, instead a lambda of
+  /// that name over the tile [tile_r0, tile_r1) x [tile_c0, tile_c1) of the
+  /// [rows, last dim] view (a GEMM's epilogue, EmitGemm.cpp).
   LogicalResult emitPointwiseKernel(
       FusionOp fusion, llvm::raw_ostream &os,
-      llvm::function_ref<void(codegen::BodyEmitter &)> prepare = nullptr);
+      llvm::function_ref<void(codegen::BodyEmitter &)> prepare = nullptr,
+      llvm::StringRef tileLambda = {});
+  /// An fp32 gemm kernel on Thunder's GEMM (EmitGemm.cpp); false when the
+  /// kernel is not one.
+  FailureOr<bool> emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os);
+  /// Finds the weight constants read only as the rhs of fp32 GEMMs
+  /// (packedWeights), before the constants are laid out.
+  void findPackedWeights();
+  /// Appends such a constant to the blob in the GEMM's packed layout.
+  LogicalResult emitPackedConstant(ConstantOp op, bool transposed);
+  /// Constants stored packed, with the transpose_rhs of their matmuls.
+  llvm::DenseMap<Value, bool> packedWeights;
   LogicalResult emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os);
   void emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os);
   codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);

@@ -8,6 +8,8 @@
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
+
 using namespace mlir;
 
 namespace thunder::codegen {
@@ -28,6 +30,14 @@ uint64_t WeightsBlob::appendCopy(std::vector<char> bytes, uint64_t alignment) {
   return appendView(*owned.back(), alignment);
 }
 
+uint64_t WeightsBlob::appendGenerated(uint64_t bytes, uint64_t alignment,
+                                      std::function<void(llvm::raw_ostream &)> writer) {
+  uint64_t offset = alignTo(end, alignment);
+  pieces.push_back({offset, {}, bytes, std::move(writer)});
+  end = offset + bytes;
+  return offset;
+}
+
 void WeightsBlob::write(llvm::raw_ostream &os) const {
   static const char zeros[256] = {};
   uint64_t at = 0;
@@ -37,8 +47,16 @@ void WeightsBlob::write(llvm::raw_ostream &os) const {
       os.write(zeros, n);
       gap -= n;
     }
-    os.write(piece.bytes.data(), piece.bytes.size());
-    at = piece.offset + piece.bytes.size();
+    if (piece.writer) {
+      uint64_t before = os.tell();
+      piece.writer(os);
+      // A writer that wrote another size would shift every later piece.
+      assert(os.tell() - before == piece.generatedBytes && "generated piece size");
+      (void)before;
+    } else {
+      os.write(piece.bytes.data(), piece.bytes.size());
+    }
+    at = piece.offset + piece.size();
   }
 }
 

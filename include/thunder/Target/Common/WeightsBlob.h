@@ -17,6 +17,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ public:
   uint64_t appendView(llvm::ArrayRef<char> bytes, uint64_t alignment);
   /// The same with a copy of `bytes` (for data made while emitting).
   uint64_t appendCopy(std::vector<char> bytes, uint64_t alignment);
+  /// `bytes` bytes that `writer` produces when the blob is written (exactly
+  /// that many), so derived data (weights repacked for a GEMM) is made piece
+  /// by piece while writing, never held whole.
+  uint64_t appendGenerated(uint64_t bytes, uint64_t alignment,
+                           std::function<void(llvm::raw_ostream &)> writer);
 
   uint64_t size() const override { return end; }
   void write(llvm::raw_ostream &os) const override;
@@ -48,6 +54,10 @@ private:
   struct Piece {
     uint64_t offset;
     llvm::ArrayRef<char> bytes;
+    /// A generated piece: its size and its writer (bytes is empty).
+    uint64_t generatedBytes = 0;
+    std::function<void(llvm::raw_ostream &)> writer;
+    uint64_t size() const { return writer ? generatedBytes : bytes.size(); }
   };
   std::vector<Piece> pieces;
   std::vector<std::unique_ptr<std::vector<char>>> owned;

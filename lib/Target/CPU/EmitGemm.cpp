@@ -1,0 +1,208 @@
+//===- EmitGemm.cpp - fp32 GEMM kernels on Thunder's own GEMM -------------===//
+//
+// A `gemm` kernel whose matmul is fp32 becomes one call of
+// thunder_gemm::matmul_f32 (Support/thunder_cpu_gemm.h) with the kernel's
+// epilogue (bias, activation, residual add: the pointwise body of the
+// fusion) as a lambda the GEMM runs on each finished register tile, while
+// it is in L1. A weight constant that only fp32 matmuls read as their rhs
+// is packed at compile time into the GEMM's panel layout and stored in the
+// weights blob in place of its plain copy.
+//
+//===----------------------------------------------------------------------===//
+#include "Emitter.h"
+
+#include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Target/Common/LibraryCalls.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::thunder;
+
+namespace thunder::cpu {
+
+namespace {
+
+/// The panel width of packed B: thunder_gemm::kNR in thunder_cpu_gemm.h.
+constexpr int64_t kPanel = 32;
+
+bool isF32(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); }
+
+/// The first op of a kernel that is not a constant: its anchor.
+Operation *anchorOf(FusionOp fusion) {
+  for (Operation &op : fusion.getBody().front().without_terminator())
+    if (!isa<ConstantOp>(op))
+      return &op;
+  return nullptr;
+}
+
+/// The fp32 matmul a gemm kernel is built around, or null.
+MatmulOp f32Matmul(FusionOp fusion) {
+  if (fusion.getKind() != FusionKind::Gemm)
+    return nullptr;
+  auto m = dyn_cast_or_null<MatmulOp>(anchorOf(fusion));
+  if (!m || !isF32(m.getLhs()) || !isF32(m.getRhs()) || !isF32(m.getResult()))
+    return nullptr;
+  return m;
+}
+
+/// The value outside kernels that `v` (inside one) reads, through block
+/// arguments.
+Value outside(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto fusion = dyn_cast_or_null<FusionOp>(arg.getOwner()->getParentOp()))
+      return fusion.getInputs()[arg.getArgNumber()];
+  return v;
+}
+
+/// Writes op(B) of a [K, N] (or [N, K] when `tb`) fp32 matrix in the packed
+/// panel layout, one panel at a time.
+void writePanels(llvm::ArrayRef<char> bytes, int64_t k, int64_t n, bool tb,
+                 llvm::raw_ostream &os) {
+  std::vector<float> panel(static_cast<size_t>(k * kPanel));
+  auto at = [&](int64_t p, int64_t j) {
+    float f;
+    int64_t index = tb ? j * k + p : p * n + j;
+    std::memcpy(&f, bytes.data() + index * 4, 4);
+    return f;
+  };
+  for (int64_t q0 = 0; q0 < n; q0 += kPanel) {
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < kPanel; ++j)
+        panel[p * kPanel + j] = q0 + j < n ? at(p, q0 + j) : 0.0f;
+    os.write(reinterpret_cast<const char *>(panel.data()), panel.size() * 4);
+  }
+}
+
+} // namespace
+
+void Emitter::findPackedWeights() {
+  for (auto constant : func.getBody().front().getOps<ConstantOp>()) {
+    Value value = constant.getResult();
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!type.getElementType().isF32() || type.getRank() != 2 || !type.hasStaticShape() ||
+        isa<SplatElementsAttr>(constant.getValue()) || value.use_empty())
+      continue;
+    std::optional<bool> tb;
+    bool ok = true;
+    for (OpOperand &use : value.getUses()) {
+      auto fusion = dyn_cast<FusionOp>(use.getOwner());
+      MatmulOp anchor = fusion ? f32Matmul(fusion) : nullptr;
+      if (!anchor) {
+        ok = false;
+        break;
+      }
+      BlockArgument arg = fusion.getBody().front().getArgument(use.getOperandNumber());
+      for (OpOperand &inner : arg.getUses()) {
+        auto m = dyn_cast<MatmulOp>(inner.getOwner());
+        // Only the kernel's own matmul, and only as its rhs.
+        if (m != anchor || inner.getOperandNumber() != 1 || m.getLhs() == arg ||
+            (tb && *tb != m.getTransposeRhs())) {
+          ok = false;
+          break;
+        }
+        tb = m.getTransposeRhs();
+      }
+      if (!ok)
+        break;
+    }
+    if (ok && tb)
+      packedWeights[value] = *tb;
+  }
+}
+
+LogicalResult Emitter::emitPackedConstant(ConstantOp op, bool tb) {
+  Value value = op.getResult();
+  auto type = cast<RankedTensorType>(value.getType());
+  llvm::ArrayRef<char> bytes;
+  std::string entryName = "constant_" + name(value);
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    AsmResourceBlob *data = resource.getRawHandle().getBlob();
+    if (!data)
+      return op.emitError("weight '") << resource.getRawHandle().getKey()
+                                       << "' has no data (was its IR printed with elided "
+                                          "weights?)";
+    bytes = data->getData();
+    entryName = resource.getRawHandle().getKey().str();
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
+    bytes = dense.getRawData();
+  } else {
+    return op.emitError("unsupported constant attribute");
+  }
+  if (static_cast<int64_t>(bytes.size()) != type.getNumElements() * 4)
+    return op.emitError("constant has ") << bytes.size() << " bytes, expected "
+                                         << type.getNumElements() * 4;
+  int64_t k = type.getDimSize(tb ? 1 : 0), n = type.getDimSize(tb ? 0 : 1);
+  int64_t panels = (n + kPanel - 1) / kPanel;
+  uint64_t size = static_cast<uint64_t>(panels * kPanel * k * 4);
+  uint64_t offset = blob->appendGenerated(size, 64, [bytes, k, n, tb](llvm::raw_ostream &os) {
+    writePanels(bytes, k, n, tb, os);
+  });
+  // Named apart from the plain weight: the data is op(B) in 32-column panels.
+  blobEntries.push_back({entryName + "@gemm_panels32", "F32", {panels, k, kPanel}, offset,
+                         offset + size});
+  blobOffsets[value] = offset;
+  return success();
+}
+
+FailureOr<bool> Emitter::emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os) {
+  MatmulOp m = f32Matmul(fusion);
+  if (!m)
+    return false;
+  Block &block = fusion.getBody().front();
+  size_t computeOps = 0;
+  for (Operation &op : block.without_terminator())
+    computeOps += !isa<ConstantOp>(op);
+  // The epilogue runs per tile when every result is an element of the
+  // GEMM's output (same shape): then its element code reads rows x columns
+  // of the [rows, N] view.
+  auto resultType = m.getResult().getType();
+  bool tiled = computeOps > 1 && llvm::all_of(fusion.getResults(), [&](Value r) {
+                 return r.getType() == resultType;
+               });
+  Value rhs = outside(m.getRhs());
+  bool packed = packedWeights.count(rhs);
+  // The GEMM writes the kernel's first result; the epilogue reads it there.
+  names[m.getResult()] = name(fusion.getResult(0));
+  codegen::emitOpComment(os, m, "  ");
+  codegen::CallOperands operands{
+      [&](Value v) { return name(v); }, [&](Value v) { return shape(v); },
+      [&](Value v, unsigned d) { return dimExpr(v, d); },
+      [&](Value v) { return numelExpr(v); }, [&](Value v) { return elem(v); }};
+  // matmulArgs: lhs, rhs, out, batch, m, n, k, ta, tb, rhs_shared.
+  std::string args = codegen::matmulArgs(m, operands, name(m.getResult()));
+  std::string lhsName = name(m.getLhs()), rhsName = name(m.getRhs());
+  std::string rest = args.substr(lhsName.size() + 2 + rhsName.size() + 2);
+  std::string pointers = lhsName + ", " + (packed ? "nullptr, " + rhsName : rhsName + ", nullptr");
+  os << "  {\n";
+  if (packed)
+    os << "    // " << rhsName << ": packed at compile time (32-column panels).\n";
+  if (computeOps == 1) {
+    os << "    thunder_gemm::matmul_f32(" << pointers << ", " << rest
+       << ", thunder_gemm::NoEpilogue{});\n  }\n";
+    return true;
+  }
+  emitKernelPointers(fusion, os);
+  os << "    const float *library = out0;\n";
+  auto bind = [&](codegen::BodyEmitter &body) {
+    body.bindMemory(m.getResult(), "library");
+  };
+  if (tiled) {
+    if (failed(emitPointwiseKernel(fusion, os, bind, "epilogue")))
+      return failure();
+    os << "    thunder_gemm::matmul_f32(" << pointers << ", " << rest << ", epilogue);\n  }\n";
+    return true;
+  }
+  // Results of other shapes: the GEMM, then the epilogue as its own pass.
+  os << "    thunder_gemm::matmul_f32(" << pointers << ", " << rest
+     << ", thunder_gemm::NoEpilogue{});\n";
+  if (failed(emitPointwiseKernel(fusion, os, bind)))
+    return failure();
+  os << "  }\n";
+  return true;
+}
+
+} // namespace thunder::cpu
