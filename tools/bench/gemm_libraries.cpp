@@ -1,48 +1,193 @@
-// GEMM micro-benchmark: OpenBLAS (split over OpenMP threads with
-// single-threaded calls) against oneDNN's dnnl_sgemm, on GEMM shapes of the
-// zoo models. The measurement behind the CPU backend's choice of library
-// (docs/performance.md):
+// GEMM microbenchmark: Thunder's own GEMM (lib/Target/CPU/Support/thunder_cpu_gemm.h,
+// weights prepacked as a compiled model has them) against oneDNN's dnnl_sgemm and
+// OpenBLAS's cblas_sgemm, on the linear layers of the zoo (test/python/zoo.py, "large"
+// sizes) at m = 1 .. 1024 and at 1024^3, interleaved per shape (round-robin, median of
+// the rounds), in GFLOP/s and as a fraction of the FMA peak measured by an FMA-only loop
+// on the same threads. MLAS (ONNX Runtime) is measured by gemm_ort.py on the same shapes.
+// The measurement behind the CPU backend's choice of GEMM (docs/performance.md, "GEMM
+// microbenchmark"):
 //
-//   g++ -O2 -fopenmp tools/bench/gemm_libraries.cpp -o /tmp/gemm -lopenblas -ldnnl
-//   OMP_WAIT_POLICY=passive /tmp/gemm
+//   c++ -std=c++17 -O2 -march=native -fopenmp -Ilib/Target/CPU/Support \
+//       tools/bench/gemm_libraries.cpp -o /tmp/gemm -lopenblas -ldnnl
+//   OMP_WAIT_POLICY=passive /tmp/gemm [--quick | --shape M N K [LAYER]]
+//
+// With -march=x86-64-v3 the Thunder column is its AVX2 path (oneDNN and OpenBLAS pick
+// their kernels at run time either way).
+#include "thunder_cpu_gemm.h"
+
 #include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
 #include <vector>
-#include <algorithm>
-static void openblasSplit(int m, int n, int k, const float *a, const float *b, float *c) {
-#pragma omp parallel
-  {
-    int T = omp_get_num_threads(), t = omp_get_thread_num();
-    if (m >= 4 * T) {
-      int r0 = (long)m * t / T, r1 = (long)m * (t + 1) / T;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, n, k, 1, a + (long)r0 * k, k, b, k, 0, c + (long)r0 * n, n);
-    } else {
-      int c0 = (long)n * t / T, c1 = (long)n * (t + 1) / T;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, c1 - c0, k, 1, a, k, b + (long)c0 * k, k, 0, c + c0, n);
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The FMA peak in GFLOP/s on `threads` threads: independent FMA chains on the widest
+/// vectors this unit is compiled for.
+double fmaPeak(int threads, long iters, int rounds) {
+  double best = 0;
+  for (int round = 0; round < rounds; ++round) {
+    double t0 = now();
+    double sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    {
+#if defined(__AVX512F__)
+      __m512 acc[16];
+      for (int i = 0; i < 16; ++i)
+        acc[i] = _mm512_set1_ps(0.001f * i);
+      const __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.0001f);
+      for (long it = 0; it < iters; ++it)
+        for (int i = 0; i < 16; ++i)
+          acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+      for (int i = 1; i < 16; ++i)
+        acc[0] = _mm512_add_ps(acc[0], acc[i]);
+      sink += _mm512_reduce_add_ps(acc[0]);
+      constexpr int lanes = 16;
+#elif defined(__AVX2__)
+      __m256 acc[12];
+      for (int i = 0; i < 12; ++i)
+        acc[i] = _mm256_set1_ps(0.001f * i);
+      const __m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(0.0001f);
+      for (long it = 0; it < iters; ++it)
+        for (int i = 0; i < 12; ++i)
+          acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+      float out[8];
+      for (int i = 1; i < 12; ++i)
+        acc[0] = _mm256_add_ps(acc[0], acc[i]);
+      _mm256_storeu_ps(out, acc[0]);
+      sink += out[0];
+      constexpr int lanes = 8;
+#else
+      float acc[8] = {};
+      for (long it = 0; it < iters / 8; ++it)
+        for (int i = 0; i < 8; ++i)
+          acc[i] = acc[i] * 0.999f + 0.0001f;
+      sink += acc[0];
+      constexpr int lanes = 1;
+#endif
+      (void)lanes;
     }
+    double t = now() - t0;
+#if defined(__AVX512F__)
+    double flops = 2.0 * 16 * 16 * iters * threads;
+#elif defined(__AVX2__)
+    double flops = 2.0 * 8 * 12 * iters * threads;
+#else
+    double flops = 2.0 * 8 * (iters / 8) * threads;
+#endif
+    if (sink == 12345.0)
+      std::printf(" ");
+    best = std::max(best, flops / t / 1e9);
   }
+  return best;
 }
-template <class F> double ms(F f) {
-  f();
-  std::vector<double> t;
-  for (int i = 0; i < 7; ++i) {
-    auto s = std::chrono::steady_clock::now(); f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
-  }
-  std::sort(t.begin(), t.end()); return t[3];
-}
-int main() {
-  openblas_set_num_threads(1);
-  int shapes[][3] = {{128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072}, {128, 32000, 768}, {1, 4096, 1024}, {3136, 64, 576}};
-  printf("%-18s %12s %12s\n", "m x n x k", "openblas ms", "onednn ms");
-  for (auto &s : shapes) {
-    int m = s[0], n = s[1], k = s[2];
-    std::vector<float> a((size_t)m * k, 0.5f), b((size_t)n * k, 0.25f), c((size_t)m * n);
-    double o = ms([&] { openblasSplit(m, n, k, a.data(), b.data(), c.data()); });
-    double d = ms([&] { dnnl_sgemm('N', 'T', m, n, k, 1.f, a.data(), k, b.data(), k, 0.f, c.data(), n); });
-    printf("%5dx%5dx%5d %12.3f %12.3f\n", m, n, k, o, d);
+
+struct Shape {
+  long m, n, k;
+  const char *what;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  // --shape M N K [LAYER]: that one row, without the header (gemm_ort.py interleaves
+  // ONNX Runtime with it shape by shape).
+  bool one = argc >= 5 && std::strcmp(argv[1], "--shape") == 0;
+  int threads = omp_get_max_threads();
+  openblas_set_num_threads(threads);
+  // (n, k) of the zoo's linear layers, weights [n, k] as nn.Linear has them.
+  struct Layer {
+    long n, k;
+    const char *what;
+  } layers[] = {{4096, 1024, "mlp fc1"},          {4096, 4096, "mlp fc2"},
+                {768, 768, "bert/llama/vit attn"}, {2304, 768, "gpt2 c_attn"},
+                {3072, 768, "ffn up"},             {768, 3072, "ffn down"},
+                {32000, 768, "lm head"}};
+  std::vector<long> ms = {1, 8, 16, 32, 128, 512, 1024};
+  if (quick)
+    ms = {1, 16, 128};
+  std::vector<Shape> shapes{{1024, 1024, 1024, "1024^3"}};
+  for (const Layer &l : layers)
+    for (long m : ms)
+      if (!(quick && l.n * l.k > 4096L * 1024))
+        shapes.push_back({m, l.n, l.k, l.what});
+
+  // The peak once up front (best of 5), and again in every round next to the GEMMs:
+  // on a shared machine the fraction of peak is taken per round.
+  if (one)
+    shapes = {{std::atol(argv[2]), std::atol(argv[3]), std::atol(argv[4]),
+               argc > 5 ? argv[5] : "-"}};
+  else
+    std::printf("# Thunder GEMM path: %s; threads: %d; measured FMA peak: %.1f GFLOP/s\n",
+                thunder_gemm::kIsa, threads, fmaPeak(threads, 20000000, 5));
+  if (!one)
+    std::printf("| m x n x k | layer | Thunder (prepacked) | oneDNN dnnl_sgemm | OpenBLAS | "
+              "Thunder %% of peak (same round) |\n|---|---|---|---|---|---|\n");
+  std::mt19937 gen(0);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (const Shape &s : shapes) {
+    std::vector<float> a(s.m * s.k), b(s.n * s.k), c(s.m * s.n);
+    for (float &x : a) x = dist(gen);
+    for (float &x : b) x = dist(gen);
+    std::vector<float> packed(thunder_gemm::packed_b_floats(s.k, s.n));
+    thunder_gemm::pack_b_full(b.data(), s.k, true, s.k, s.n, packed.data());
+    std::function<void()> runs[3] = {
+        [&] {
+          thunder_gemm::sgemm(s.m, s.n, s.k, a.data(), s.k, false, nullptr, s.k, true,
+                              packed.data(), c.data(), s.n, 0.0f, thunder_gemm::NoEpilogue{});
+        },
+        [&] {
+          dnnl_sgemm('N', 'T', s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.k, 0.0f,
+                     c.data(), s.n);
+        },
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s.m, s.n, s.k, 1.0f, a.data(),
+                      s.k, b.data(), s.k, 0.0f, c.data(), s.n);
+        }};
+    double flops = 2.0 * s.m * s.n * s.k;
+    // Repetitions per round: about 20 ms of work at 100 GFLOP/s.
+    int reps = static_cast<int>(std::clamp(2e9 / flops, 1.0, 2000.0));
+    std::vector<double> times[3], fractions;
+    for (auto &r : runs)
+      r(); // warm up (oneDNN's JIT, the packing buffers)
+    for (int round = 0; round < (quick ? 3 : 5); ++round) {
+      double roundPeak = fmaPeak(threads, 1000000, 2);
+      for (int lib = 0; lib < 3; ++lib) {
+        double t0 = now();
+        for (int r = 0; r < reps; ++r)
+          runs[lib]();
+        times[lib].push_back((now() - t0) / reps);
+      }
+      fractions.push_back(flops / times[0].back() / 1e9 / roundPeak);
+    }
+    double gf[3];
+    for (int lib = 0; lib < 3; ++lib) {
+      std::sort(times[lib].begin(), times[lib].end());
+      gf[lib] = flops / times[lib][times[lib].size() / 2] / 1e9;
+    }
+    std::sort(fractions.begin(), fractions.end());
+    char dims[64];
+    std::snprintf(dims, sizeof dims, "%ld x %ld x %ld", s.m, s.n, s.k);
+    std::printf("| %s | %s | %.1f | %.1f | %.1f | %.0f%% |\n", dims, s.what, gf[0], gf[1],
+                gf[2], 100.0 * fractions[fractions.size() / 2]);
+    std::fflush(stdout);
   }
 }

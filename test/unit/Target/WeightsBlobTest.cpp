@@ -47,6 +47,24 @@ TEST(WeightsBlobTest, ViewsAreNotCopies) {
   EXPECT_EQ(written(blob), "9234");
 }
 
+TEST(WeightsBlobTest, GeneratedPiecesAreWrittenWhenTheBlobIs) {
+  // A generated piece (weights repacked for a GEMM) takes its place like a
+  // view, and its writer runs only when the blob is written.
+  WeightsBlob blob;
+  int calls = 0;
+  blob.appendCopy({'a'}, 1);
+  EXPECT_EQ(blob.appendGenerated(3, 8, [&](llvm::raw_ostream &os) {
+              ++calls;
+              os << "xyz";
+            }),
+            8u);
+  blob.appendCopy({'b'}, 1);
+  EXPECT_EQ(blob.size(), 12u);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(written(blob), std::string("a\0\0\0\0\0\0\0xyzb", 12));
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(WeightsBlobTest, LongGapsAreZeroFilled) {
   WeightsBlob blob;
   blob.appendCopy({'a'}, 1);
