@@ -9,7 +9,7 @@
 //
 //   c++ -std=c++17 -O2 -march=native -fopenmp -Ilib/Target/CPU/Support \
 //       tools/bench/gemm_libraries.cpp -o /tmp/gemm -lopenblas -ldnnl
-//   OMP_WAIT_POLICY=passive /tmp/gemm [--quick | --shape M N K [LAYER]]
+//   OMP_WAIT_POLICY=passive /tmp/gemm [--cpu-time] [--quick | --shape M N K [LAYER]]
 //
 // With -march=x86-64-v3 the Thunder column is its AVX2 path (oneDNN and OpenBLAS pick
 // their kernels at run time either way).
@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <vector>
@@ -34,7 +35,17 @@
 
 namespace {
 
+/// With --cpu-time: the process's CPU time divided by the thread count (on a machine
+/// shared with other work, what the threads got of the cores, not the wall clock).
+bool cpuTime = false;
+int timedThreads = 1;
+
 double now() {
+  if (cpuTime) {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (t.tv_sec + 1e-9 * t.tv_nsec) / timedThreads;
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
@@ -50,25 +61,33 @@ double fmaPeak(int threads, long iters, int rounds) {
     {
 #if defined(__AVX512F__)
       __m512 acc[16];
+#pragma GCC unroll 16
       for (int i = 0; i < 16; ++i)
         acc[i] = _mm512_set1_ps(0.001f * i);
       const __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.0001f);
-      for (long it = 0; it < iters; ++it)
+      for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 16
         for (int i = 0; i < 16; ++i)
           acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+      }
+#pragma GCC unroll 16
       for (int i = 1; i < 16; ++i)
         acc[0] = _mm512_add_ps(acc[0], acc[i]);
       sink += _mm512_reduce_add_ps(acc[0]);
       constexpr int lanes = 16;
 #elif defined(__AVX2__)
       __m256 acc[12];
+#pragma GCC unroll 16
       for (int i = 0; i < 12; ++i)
         acc[i] = _mm256_set1_ps(0.001f * i);
       const __m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(0.0001f);
-      for (long it = 0; it < iters; ++it)
+      for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 16
         for (int i = 0; i < 12; ++i)
           acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+      }
       float out[8];
+#pragma GCC unroll 16
       for (int i = 1; i < 12; ++i)
         acc[0] = _mm256_add_ps(acc[0], acc[i]);
       _mm256_storeu_ps(out, acc[0]);
@@ -107,11 +126,17 @@ struct Shape {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--cpu-time") == 0) {
+    cpuTime = true;
+    --argc;
+    ++argv;
+  }
   bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   // --shape M N K [LAYER]: that one row, without the header (gemm_ort.py interleaves
   // ONNX Runtime with it shape by shape).
   bool one = argc >= 5 && std::strcmp(argv[1], "--shape") == 0;
   int threads = omp_get_max_threads();
+  timedThreads = cpuTime ? threads : 1;
   openblas_set_num_threads(threads);
   // (n, k) of the zoo's linear layers, weights [n, k] as nn.Linear has them.
   struct Layer {

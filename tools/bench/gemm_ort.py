@@ -3,7 +3,7 @@ per shape with B a constant initializer (which ONNX Runtime prepacks for MLAS, a
 prepacks its weights), timed with I/O binding on preallocated buffers, median of rounds, in
 GFLOP/s. The reference column of the GEMM microbenchmark (docs/performance.md):
 
-    .venv/bin/python tools/bench/gemm_ort.py [--quick] [--threads N] [--with BINARY ...]
+    .venv/bin/python tools/bench/gemm_ort.py [--quick] [--cpu-time] [--threads N] [--with BINARY ...]
 
 With --with, each shape's ONNX Runtime row is followed at once by the row of each
 gemm_libraries binary (`BINARY --shape M N K`), so the columns are measured side by side.
@@ -35,7 +35,7 @@ def shapes(quick: bool):
     return out
 
 
-def session(m: int, n: int, k: int, threads: int) -> ort.InferenceSession:
+def session(m: int, n: int, k: int, threads: int, spin: bool) -> ort.InferenceSession:
     b = numpy_helper.from_array(np.random.default_rng(0).uniform(-1, 1, (k, n)).astype(np.float32), "b")
     graph = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], "gemm",
                               [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k])],
@@ -44,6 +44,8 @@ def session(m: int, n: int, k: int, threads: int) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    if not spin:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
@@ -51,6 +53,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time by the process's CPU time / threads (a shared machine), "
+                             "ONNX Runtime's threads not spinning")
     parser.add_argument("--with", dest="binaries", nargs="*", default=[],
                         help="gemm_libraries binaries to run on each shape")
     args = parser.parse_args()
@@ -58,7 +63,9 @@ def main() -> None:
     print(f"# ONNX Runtime {ort.__version__} (MLAS), {args.threads} threads")
     print("| m x n x k | layer | ONNX Runtime (MLAS) |\n|---|---|---|")
     for m, n, k, what in shapes(args.quick):
-        s = session(m, n, k, args.threads)
+        s = session(m, n, k, args.threads, spin=not args.cpu_time)
+        clock = ((lambda: time.process_time() / args.threads) if args.cpu_time
+                 else time.perf_counter)
         a = ort.OrtValue.ortvalue_from_numpy(np.random.default_rng(1).uniform(-1, 1, (m, k)).astype(np.float32))
         c = ort.OrtValue.ortvalue_from_numpy(np.empty((m, n), np.float32))
         binding = s.io_binding()
@@ -69,14 +76,14 @@ def main() -> None:
         s.run_with_iobinding(binding)
         times = []
         for _ in range(3 if args.quick else 5):
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(reps):
                 s.run_with_iobinding(binding)
-            times.append((time.perf_counter() - t0) / reps)
+            times.append((clock() - t0) / reps)
         times.sort()
         print(f"| {m} x {n} x {k} | {what} | {flops / times[len(times) // 2] / 1e9:.1f} |", flush=True)
         for binary in args.binaries:
-            row = subprocess.run([binary, "--shape", str(m), str(n), str(k), what], env=env,
+            row = subprocess.run([binary, *(["--cpu-time"] if args.cpu_time else []), "--shape", str(m), str(n), str(k), what], env=env,
                                  capture_output=True, text=True, check=True).stdout.strip()
             print(f"{row} {os.path.basename(binary)}", flush=True)
 

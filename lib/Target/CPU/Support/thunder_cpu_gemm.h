@@ -99,7 +99,17 @@ inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64
   for (i64 i0 = 0; i0 < mc; i0 += kMR) {
     int mr = static_cast<int>(std::min<i64>(kMR, mc - i0));
     float *dst = out + i0 * kc;
-    if (!ta) {
+    if (!ta && mr == kMR) {
+      // Full panels: kMR row streams in, one sequential stream out.
+      const float *rows[kMR];
+      for (int r = 0; r < kMR; ++r)
+        rows[r] = a + (r0 + i0 + r) * lda + p0;
+      for (i64 p = 0; p < kc; ++p) {
+#pragma GCC unroll 16
+        for (int r = 0; r < kMR; ++r)
+          dst[p * kMR + r] = rows[r][p];
+      }
+    } else if (!ta) {
       for (int r = 0; r < mr; ++r) {
         const float *src = a + (r0 + i0 + r) * lda + p0;
         for (i64 p = 0; p < kc; ++p)
@@ -202,7 +212,10 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
     }
     return;
   }
+  // (Every loop over the accumulators is unrolled: an indexed access would
+  // keep them on the stack through the k loop.)
   alignas(32) float tile[MR][16];
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     _mm256_store_ps(tile[i], acc0[i]);
     _mm256_store_ps(tile[i] + 8, acc1[i]);
