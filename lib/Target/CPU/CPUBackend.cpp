@@ -210,6 +210,7 @@ void Emitter::emitPlacements(llvm::raw_ostream &os) {
 static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
+  out.files.push_back({"thunder_cpu_math.h", kThunderCpuMathHeader});
   out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
   out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
@@ -445,7 +446,11 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   std::string dir = buildDir.str();
   cmd.argv = {"c++", "-std=c++17", "-O" + std::to_string(options.optLevel),
               "-march=" + options.cpu, "-DTHUNDER_CPU_ARCH=\"" + options.cpu + "\"",
-              "-fopenmp", "-fPIC", "-shared",
+              // Nothing reads errno or the floating-point exception flags:
+              // without them sqrt and floor vectorize, and the selects of
+              // thunder_cpu_math.h become blends (GCC does not if-convert
+              // operations that may trap). Neither changes a value.
+              "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared",
               "-fvisibility=hidden", "-I" + dir,
               // .incbin "weights.bin" is looked up in the build directory.
               "-Wa,-I," + dir};

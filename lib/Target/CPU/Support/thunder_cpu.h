@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "thunder_scalar.h"
+#include "thunder_cpu_math.h"
 
 #include <cblas.h>
 #include <dnnl.h>
