@@ -46,6 +46,10 @@
 
 #include "thunder_scalar.h"
 
+/// Every function is inlined into the loop that calls it, at -O2 as at -O3
+/// (a call left in a loop body keeps the loop from vectorizing).
+#define THUNDER_MATH_INLINE inline __attribute__((always_inline))
+
 namespace thunder_math {
 
 //===--------------------------------------------------------------------===//
@@ -54,14 +58,14 @@ namespace thunder_math {
 
 /// a * b + c, rounded once where the target has FMA (GCC does not contract
 /// a * b + c under -std=c++17, so the fused form is asked for explicitly).
-inline float fma(float a, float b, float c) {
+THUNDER_MATH_INLINE float fma(float a, float b, float c) {
 #if defined(__FMA__) || defined(__AVX512F__)
   return __builtin_fmaf(a, b, c);
 #else
   return a * b + c;
 #endif
 }
-inline double fma(double a, double b, double c) {
+THUNDER_MATH_INLINE double fma(double a, double b, double c) {
 #if defined(__FMA__) || defined(__AVX512F__)
   return __builtin_fma(a, b, c);
 #else
@@ -69,39 +73,39 @@ inline double fma(double a, double b, double c) {
 #endif
 }
 
-inline int32_t bits(float x) {
+THUNDER_MATH_INLINE int32_t bits(float x) {
   int32_t i;
   std::memcpy(&i, &x, 4);
   return i;
 }
-inline float from_bits(int32_t i) {
+THUNDER_MATH_INLINE float from_bits(int32_t i) {
   float x;
   std::memcpy(&x, &i, 4);
   return x;
 }
-inline int64_t bits(double x) {
+THUNDER_MATH_INLINE int64_t bits(double x) {
   int64_t i;
   std::memcpy(&i, &x, 8);
   return i;
 }
-inline double from_bits(int64_t i) {
+THUNDER_MATH_INLINE double from_bits(int64_t i) {
   double x;
   std::memcpy(&x, &i, 8);
   return x;
 }
-inline float fabs(float x) { return from_bits(bits(x) & 0x7fffffff); }
+THUNDER_MATH_INLINE float fabs(float x) { return from_bits(bits(x) & 0x7fffffff); }
 /// |x| with the sign of s.
-inline float copysign(float x, float s) {
+THUNDER_MATH_INLINE float copysign(float x, float s) {
   return from_bits((bits(x) & 0x7fffffff) | (bits(s) & int32_t(0x80000000u)));
 }
-inline bool isnan(float x) { return x != x; }
+THUNDER_MATH_INLINE bool isnan(float x) { return x != x; }
 
 /// 2^n for n in [-126, 127] (no range check).
-inline float pow2i(int32_t n) { return from_bits(int32_t(uint32_t(n + 127) << 23)); }
-inline double pow2i(int64_t n) { return from_bits(int64_t(uint64_t(n + 1023) << 52)); }
+THUNDER_MATH_INLINE float pow2i(int32_t n) { return from_bits(int32_t(uint32_t(n + 127) << 23)); }
+THUNDER_MATH_INLINE double pow2i(int64_t n) { return from_bits(int64_t(uint64_t(n + 1023) << 52)); }
 
 /// e^r - 1 - r for |r| <= ln2/2, divided by r^2 (Cephes' expf polynomial).
-inline float exp_poly(float r) {
+THUNDER_MATH_INLINE float exp_poly(float r) {
   float p = 1.9875691500e-4f;
   p = fma(p, r, 1.3981999507e-3f);
   p = fma(p, r, 8.3334519073e-3f);
@@ -118,7 +122,7 @@ inline float exp_poly(float r) {
 /// e^x: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-7 polynomial, scaled
 /// by 2^n in two steps so that denormal results round once and 2^128 never
 /// forms. Results overflow to inf above 88.72 and underflow to 0 below -103.97.
-inline float exp(float x) {
+THUNDER_MATH_INLINE float exp(float x) {
   const float magic = 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
   float xc = x > 89.0f ? 89.0f : x;
   xc = xc < -104.0f ? -104.0f : xc;
@@ -135,7 +139,7 @@ inline float exp(float x) {
 /// ln x: x = 2^e m with m in [sqrt(1/2), sqrt(2)), ln(1 + f) for f = m - 1 by
 /// Cephes' polynomial, e ln2 added in two parts. Denormals are scaled up
 /// first; 0 gives -inf, negatives NaN, inf inf.
-inline float log(float x) {
+THUNDER_MATH_INLINE float log(float x) {
   bool sub = x < 1.17549435e-38f;
   float xs = sub ? x * 8388608.0f : x;
   int32_t b = bits(xs);
@@ -171,7 +175,7 @@ inline float log(float x) {
 //===--------------------------------------------------------------------===//
 
 /// erf(x) / x - 2/sqrt(pi) for |x| < 1, divided by x^2 (fitted, in x^2).
-inline float erf_small_poly(float x2) {
+THUNDER_MATH_INLINE float erf_small_poly(float x2) {
   float q = 7.842548803e-05f;
   q = fma(q, x2, -8.009398589e-04f);
   q = fma(q, x2, 5.188598298e-03f);
@@ -181,14 +185,14 @@ inline float erf_small_poly(float x2) {
   return q;
 }
 /// erf(x) for |x| < 1: x (2/sqrt(pi)) + x^3 Q(x^2), 2/sqrt(pi) in two parts.
-inline float erf_small(float x) {
+THUNDER_MATH_INLINE float erf_small(float x) {
   float x2 = x * x;
   return fma(x, 1.128379225730896f, x * fma(x2, erf_small_poly(x2), -5.8635382771399236e-08f));
 }
 /// erfc(z) for z >= 1 (z <= 11; 0 from z = 10.06): e^-z^2 R(z), R(z) z
 /// fitted as a polynomial in 1/z; z^2 = z2h + z2l exactly (the caller's fma),
 /// since e^-z^2 is as sensitive to z^2 as its magnitude.
-inline float erfc_tail(float z, float z2h, float z2l) {
+THUNDER_MATH_INLINE float erfc_tail(float z, float z2h, float z2l) {
   float t = 1.0f / z;
   float p = -5.313622952e-02f;
   p = fma(p, t, 2.628382146e-01f);
@@ -206,7 +210,7 @@ inline float erfc_tail(float z, float z2h, float z2l) {
 }
 
 /// erf(x): the odd polynomial below 1, 1 - erfc above (±1 from 3.92).
-inline float erf(float x) {
+THUNDER_MATH_INLINE float erf(float x) {
   float ax = fabs(x);
   float az = ax < 11.0f ? ax : 11.0f;
   float h = az * az;
@@ -216,7 +220,7 @@ inline float erf(float x) {
 }
 
 /// tanh(x) / x - 1 for |x| < 0.625, divided by x^2 (fitted, in x^2).
-inline float tanh_small_poly(float x2) {
+THUNDER_MATH_INLINE float tanh_small_poly(float x2) {
   float p = -5.698500201e-03f;
   p = fma(p, x2, 2.063277923e-02f);
   p = fma(p, x2, -5.373758078e-02f);
@@ -225,7 +229,7 @@ inline float tanh_small_poly(float x2) {
   return p;
 }
 /// tanh(x): the odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1) above.
-inline float tanh(float x) {
+THUNDER_MATH_INLINE float tanh(float x) {
   float ax = fabs(x);
   float x2 = x * x;
   float small = fma(x * x2, tanh_small_poly(x2), x);
@@ -237,7 +241,7 @@ inline float tanh(float x) {
 
 /// 1 / (1 + e^-x), from e = e^-|x| <= 1: 1 / (1 + e) for x >= 0, e / (1 + e)
 /// below, so neither side cancels or overflows.
-inline float sigmoid(float x) {
+THUNDER_MATH_INLINE float sigmoid(float x) {
   float e = exp(-fabs(x));
   float d = 1.0f + e;
   float result = (x >= 0.0f ? 1.0f : e) / d;
@@ -246,7 +250,7 @@ inline float sigmoid(float x) {
 
 /// x sigmoid(x): for x < 0, x e^x / (1 + e^x) with e^x as h * h, h = e^(x/2),
 /// so results of normal size are not computed from a denormal e^x.
-inline float silu(float x) {
+THUNDER_MATH_INLINE float silu(float x) {
   float h = exp(-0.5f * fabs(x));
   float e = h * h;
   float d = 1.0f + e;
@@ -259,7 +263,7 @@ inline float silu(float x) {
 /// x Phi(x) = x/2 (1 + erf(x / sqrt 2)); for x <= -sqrt 2, x/2 erfc(|x| / sqrt 2)
 /// with the exact x^2 / 2, so the negative tail does not cancel. inf at inf
 /// and NaN at -inf (-inf * 0), as the formula gives in PyTorch's scalar path.
-inline float gelu(float x) {
+THUNDER_MATH_INLINE float gelu(float x) {
   float z = x * 0.70710678118654752f;
   float az = fabs(z);
   float xc = fabs(x) < 15.6f ? x : 15.6f; // z <= 11
@@ -277,7 +281,7 @@ inline float gelu(float x) {
 /// The tanh approximation x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
 /// as x sigmoid(2u) (the same value, without 1 + tanh cancelling for x < 0).
 /// PyTorch gives inf at inf and NaN at -inf.
-inline float gelu_tanh(float x) {
+THUNDER_MATH_INLINE float gelu_tanh(float x) {
   float x2 = x * x;
   float u2 = (2.0f * 0.79788456080286535588f) * fma(0.044715f * x, x2, x);
   float e = exp(-fabs(u2));
@@ -289,7 +293,7 @@ inline float gelu_tanh(float x) {
 
 /// 1 / sqrt(x): both operations are correctly rounded and vectorize
 /// (vsqrtps, vdivps) when the build passes -fno-math-errno.
-inline float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
+THUNDER_MATH_INLINE float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
 
 //===--------------------------------------------------------------------===//
 // pow, sin and cos (in double)
@@ -297,7 +301,7 @@ inline float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
 
 /// ln|x| in double for finite nonzero float x (atanh series on the
 /// mantissa; about 1e-15 relative).
-inline double log_abs_d(float x) {
+THUNDER_MATH_INLINE double log_abs_d(float x) {
   float ax = fabs(x);
   bool sub = ax < 1.17549435e-38f;
   float xs = sub ? ax * 8388608.0f : ax;
@@ -323,7 +327,7 @@ inline double log_abs_d(float x) {
 
 /// e^v in double for the float range (|v| clamped to 200; Taylor series on
 /// |r| <= ln2/2, about 1e-15 relative).
-inline double exp_d(double v) {
+THUNDER_MATH_INLINE double exp_d(double v) {
   double vc = v > 200.0 ? 200.0 : v;
   vc = vc < -200.0 ? -200.0 : vc;
   const double magic = 6755399441055744.0; // 1.5 * 2^52
@@ -349,12 +353,12 @@ inline double exp_d(double v) {
 }
 
 /// Whether a float is an integer, and an odd one (every float >= 2^24 is even).
-inline bool is_int(float y) {
+THUNDER_MATH_INLINE bool is_int(float y) {
   float a = fabs(y);
   float r = (a + 8388608.0f) - 8388608.0f;
   return a >= 8388608.0f || r == a;
 }
-inline bool is_odd(float y) {
+THUNDER_MATH_INLINE bool is_odd(float y) {
   float h = fabs(y) * 0.5f;
   float r = (h + 8388608.0f) - 8388608.0f;
   return is_int(y) && fabs(y) < 16777216.0f && r != h;
@@ -362,7 +366,7 @@ inline bool is_odd(float y) {
 
 /// x^y as C's powf (and torch.pow): e^(y ln|x|) in double, the sign of x for
 /// odd integer y, NaN for negative x and non-integer y, pow(x, 0) = pow(1, y) = 1.
-inline float pow(float x, float y) {
+THUNDER_MATH_INLINE float pow(float x, float y) {
   const float inf = __builtin_inff();
   float ax = fabs(x);
   double l = log_abs_d(x);
@@ -380,7 +384,7 @@ inline float pow(float x, float y) {
 
 /// x = n pi/2 + r in double, |r| <= pi/4 (three-part pi/2, each step an fma:
 /// exact enough for |x| < 2^24), and n mod 4.
-inline double reduce_pio2(float x, int64_t &quadrant) {
+THUNDER_MATH_INLINE double reduce_pio2(float x, int64_t &quadrant) {
   const double magic = 6755399441055744.0;
   double xd = x;
   double t = fma(xd, 0.6366197723675814, magic);
@@ -391,7 +395,7 @@ inline double reduce_pio2(float x, int64_t &quadrant) {
   return fma(n, 1.4973849048591698e-33, r);
 }
 /// sin and cos of |r| <= pi/4 in double (Taylor series).
-inline double sin_d(double r) {
+THUNDER_MATH_INLINE double sin_d(double r) {
   double r2 = r * r;
   double p = -1.0 / 1307674368000.0;
   p = fma(p, r2, 1.0 / 6227020800.0);
@@ -402,7 +406,7 @@ inline double sin_d(double r) {
   p = fma(p, r2, -1.0 / 6.0);
   return fma(r * r2, p, r);
 }
-inline double cos_d(double r) {
+THUNDER_MATH_INLINE double cos_d(double r) {
   double r2 = r * r;
   double p = 1.0 / 20922789888000.0;
   p = fma(p, r2, -1.0 / 87178291200.0);
@@ -414,7 +418,7 @@ inline double cos_d(double r) {
   p = fma(p, r2, -0.5);
   return fma(r2, p, 1.0);
 }
-inline float sin(float x) {
+THUNDER_MATH_INLINE float sin(float x) {
   int64_t q;
   double r = reduce_pio2(x, q);
   double s = sin_d(r), c = cos_d(r);
@@ -423,7 +427,7 @@ inline float sin(float x) {
   // sin(-0) = -0; inf and NaN give NaN.
   return x == 0.0f ? x : (fabs(x) == __builtin_inff() ? __builtin_nanf("") : float(v));
 }
-inline float cos(float x) {
+THUNDER_MATH_INLINE float cos(float x) {
   int64_t q;
   double r = reduce_pio2(x, q);
   double s = sin_d(r), c = cos_d(r);
@@ -436,21 +440,21 @@ inline float cos(float x) {
 // Other compute types: the standard library (double, and anything else)
 //===--------------------------------------------------------------------===//
 
-template <class T> inline T exp(T x) { return std::exp(x); }
-template <class T> inline T log(T x) { return std::log(x); }
-template <class T> inline T erf(T x) { return std::erf(x); }
-template <class T> inline T tanh(T x) { return std::tanh(x); }
-template <class T> inline T sin(T x) { return std::sin(x); }
-template <class T> inline T cos(T x) { return std::cos(x); }
-template <class T> inline T rsqrt(T x) { return T(1) / std::sqrt(x); }
+template <class T> THUNDER_MATH_INLINE T exp(T x) { return std::exp(x); }
+template <class T> THUNDER_MATH_INLINE T log(T x) { return std::log(x); }
+template <class T> THUNDER_MATH_INLINE T erf(T x) { return std::erf(x); }
+template <class T> THUNDER_MATH_INLINE T tanh(T x) { return std::tanh(x); }
+template <class T> THUNDER_MATH_INLINE T sin(T x) { return std::sin(x); }
+template <class T> THUNDER_MATH_INLINE T cos(T x) { return std::cos(x); }
+template <class T> THUNDER_MATH_INLINE T rsqrt(T x) { return T(1) / std::sqrt(x); }
 /// Integer powers and double: the scalar vocabulary's (PyTorch's rules).
-template <class T> inline T pow(T x, T y) { return thunder_scalar::power(x, y); }
-template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
-template <class T> inline T silu(T x) { return x * sigmoid(x); }
-template <class T> inline T gelu(T x) {
+template <class T> THUNDER_MATH_INLINE T pow(T x, T y) { return thunder_scalar::power(x, y); }
+template <class T> THUNDER_MATH_INLINE T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <class T> THUNDER_MATH_INLINE T silu(T x) { return x * sigmoid(x); }
+template <class T> THUNDER_MATH_INLINE T gelu(T x) {
   return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
 }
-template <class T> inline T gelu_tanh(T x) {
+template <class T> THUNDER_MATH_INLINE T gelu_tanh(T x) {
   const T k = T(0.79788456080286535588);
   return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
 }
