@@ -229,6 +229,13 @@ static std::string variantTag(llvm::StringRef arch) {
   return tag;
 }
 
+/// The namespaces of the support headers, renamed per variant in a
+/// multi-architecture build: their inline functions are compiled once per
+/// instruction set and must not be merged across variants. A support header
+/// with a namespace of its own adds it here.
+static constexpr llvm::StringLiteral kVariantNamespaces[] = {
+    "thunder_cpu", "thunder_math", "thunder_scalar", "thunder_gemm"};
+
 /// The CPU features each x86-64 level needs (GCC's names; the runtime's check).
 static std::string levelFeatures(llvm::StringRef arch) {
   std::string v2 = "sse3 ssse3 sse4.1 sse4.2 popcnt";
@@ -578,11 +585,10 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
       std::string object = dir + "/" + unit + "." + tag + ".o";
       std::vector<std::string> argv = common;
       argv.insert(argv.end(), {"-march=" + arch, "-DTHUNDER_CPU_ISA_DEFINED",
-                               "-Dthunder_cpu=thunder_cpu_" + tag,
-                               "-Dthunder_math=thunder_math_" + tag,
-                               "-Dthunder_scalar=thunder_scalar_" + tag,
-                               "-Dthunder_model_entry_v1=thunder_model_entry_v1_" + tag,
-                               "-c", dir + "/" + unit, "-o", object});
+                               "-Dthunder_model_entry_v1=thunder_model_entry_v1_" + tag});
+      for (llvm::StringRef ns : cpu::kVariantNamespaces)
+        argv.push_back(("-D" + ns + "=" + ns + "_" + tag).str());
+      argv.insert(argv.end(), {"-c", dir + "/" + unit, "-o", object});
       script += join(argv) + " &\npids=\"$pids $!\"\n";
       objects.push_back(object);
     }
