@@ -184,9 +184,25 @@ cmd_gpu_check() {
   log "done: run 'bash .gpucheck/run.sh' on a machine with a GPU (device tool: carry .gpucheck)"
 }
 
+# Contenders that only the benchmark needs (not the tests), installed on demand into
+# a directory of their own, without their dependencies (torch, numpy: the
+# environment's), so the project's environment stays as setup made it.
+BENCH_PACKAGES=(openvino openvino-telemetry iree-base-compiler iree-base-runtime iree-turbine
+                decorator)
+
 cmd_bench() {
   cmd_build
+  local packages="$BUILD_DIR/bench-packages"
+  if [ ! -f "$packages/.installed" ]; then
+    log "installing the benchmark's contenders into $packages: ${BENCH_PACKAGES[*]}"
+    if "$VENV/bin/pip" install -q --no-deps --target "$packages" "${BENCH_PACKAGES[@]}"; then
+      touch "$packages/.installed"
+    else
+      log "could not install them: OpenVINO and IREE will report why they did not run"
+    fi
+  fi
   PYTHONPATH="$BUILD_DIR/python" THUNDER_BUILD_DIR="$BUILD_DIR" \
+    THUNDER_BENCH_PACKAGES="$packages" \
     "$VENV/bin/python" "$ROOT/tools/bench/run.py" "$@"
 }
 

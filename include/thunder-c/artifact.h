@@ -127,6 +127,14 @@ typedef const thunder_model_v1 *(*thunder_model_entry_v1_fn)(void);
  * runtime that does not know it ignores it; THUNDER_ABI_VERSION is unchanged. */
 #define THUNDER_MODEL_ARCH_SYMBOL "thunder_model_arch_v1"
 
+/* Optional: a NUL-terminated, space-separated list of the x86 CPU features the
+ * library's code needs (GCC's names: "avx2 fma ... avx512f amx-tile"), exported
+ * under this name. The runtime reads it before calling anything in the
+ * library and refuses to load it, naming the features, on a machine that lacks
+ * one (instead of dying of SIGILL). A runtime that does not know it ignores
+ * it; THUNDER_ABI_VERSION is unchanged. */
+#define THUNDER_MODEL_ISA_SYMBOL "thunder_model_isa_v1"
+
 /*===----------------------------------------------------------------------===*
  * Programs for an XLA plugin (PJRT)
  *

@@ -60,6 +60,13 @@ struct Buffer {
   bool streamOrdered = false;    ///< allocated with cuMemAllocAsync/hipMallocAsync
 };
 
+/// Whether this machine has the x86 CPU feature `name` (GCC's spelling: "avx2",
+/// "avx512f", "amx-tile") and the OS enables its register state.
+bool hostHasCpuFeature(const std::string &name);
+/// The features of the space-separated list `required` this machine lacks,
+/// space-separated ("" when it has them all).
+std::string missingCpuFeatures(const char *required);
+
 } // namespace thunder::runtime
 
 /// A loaded model. Immutable after thunder_model_load, hence shareable between threads.

@@ -293,6 +293,19 @@ thunder_status load(const std::string &path, thunder_model *&result) {
                 "cannot load model " + path + ": " + (why ? why : "dlopen failed"));
   }
 
+  // Code for instructions this machine lacks would die of SIGILL in the
+  // first call: refuse it, naming them, before calling anything.
+  if (auto *isa = static_cast<const char *>(dlsym(model->handle, THUNDER_MODEL_ISA_SYMBOL))) {
+    std::string missing = missingCpuFeatures(isa);
+    if (!missing.empty()) {
+      auto *arch = static_cast<const char *>(dlsym(model->handle, THUNDER_MODEL_ARCH_SYMBOL));
+      return fail(THUNDER_ERROR_LOAD,
+                  "cannot load model " + path + ": its code needs CPU features this machine "
+                  "lacks: " + missing + (arch && arch[0] ? std::string(" (compiled with --cpu=") +
+                  arch + ")" : std::string()) + "; recompile it here (--cpu=native) or for an "
+                  "older instruction set (--cpu=x86-64-v3)");
+    }
+  }
   auto entry = reinterpret_cast<thunder_model_entry_v1_fn>(
       dlsym(model->handle, THUNDER_MODEL_ENTRY_SYMBOL));
   if (!entry)

@@ -1,5 +1,5 @@
 """Thunder's benchmark suite: the zoo's models against PyTorch eager, torch.compile,
-AOTInductor and ONNX Runtime, measured side by side (tools/bench/run.py).
+AOTInductor, ONNX Runtime, OpenVINO and IREE, measured side by side (tools/bench/run.py).
 
     run.py         the driver: which cases, in which processes, then the report
     worker.py      one process per case (correctness, interleaved timing) and per
@@ -15,7 +15,8 @@ AOTInductor and ONNX Runtime, measured side by side (tools/bench/run.py).
 # never load torch, so OpenMP's settings are still open when a process that runs models
 # (worker.py, profiling) imports it. contenders.py implements each of these.
 LABELS = {"eager": "eager", "torch.compile": "torch.compile", "aotinductor": "AOTInductor",
-          "onnxruntime": "ONNX Runtime", "thunder": "Thunder",
+          "onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "iree": "IREE",
+          "thunder": "Thunder",
           "thunder-rt": "Thunder C++ rt", "thunder-run": "thunder-run"}
 #: thunder-run --bench on thunder-rt's library: a separate process, not interleaved.
 THUNDER_RUN = "thunder-run"

@@ -13,6 +13,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import time
 from typing import Any, Callable
 
@@ -184,6 +185,118 @@ class OnnxRuntime(Contender):
                         artifact=str(path))
 
 
+def _bench_packages() -> None:
+    """Makes the contenders that tools/dev.sh bench installs on demand (OpenVINO, IREE)
+    importable: they live in a directory of their own (THUNDER_BENCH_PACKAGES), not in
+    the project's environment, and come after it on the path, so the environment's
+    torch and numpy stay the ones used."""
+    path = os.environ.get("THUNDER_BENCH_PACKAGES")
+    if path and path not in sys.path:
+        sys.path.append(path)
+
+
+def _import_or_explain(module: str, package: str):
+    _bench_packages()
+    try:
+        return __import__(module, fromlist=["_"])
+    except ImportError as error:
+        raise RuntimeError(f"{package} is not installed ({error}); tools/dev.sh bench "
+                           f"installs it into build/bench-packages") from error
+
+
+class OpenVino(Contender):
+    """OpenVINO's CPU plugin on the model converted from PyTorch (ov.convert_model),
+    fp32 inference precision (its default on bf16-capable CPUs is bf16), its own
+    thread count set to the case's, the latency hint."""
+    name, label = "openvino", "OpenVINO"
+    serves_without_model = True
+
+    def prepare(self, model, inputs, workdir, ctx):
+        if ctx.device != "cpu":
+            raise RuntimeError("OpenVINO runs here on the CPU only")
+        ov = _import_or_explain("openvino", "openvino")
+        directory = workdir / "openvino"
+        path = directory / "model.xml"
+        detail, compiled, total = {}, False, None
+        if not _done(directory):
+            _fresh(directory)
+            start = time.perf_counter()
+            converted = ov.convert_model(model, example_input=inputs)
+            ov.save_model(converted, str(path), compress_to_fp16=False)
+            detail["convert_s"] = time.perf_counter() - start
+            _finish(directory)
+            compiled = True
+        mark = time.perf_counter()
+        core = ov.Core()
+        network = core.compile_model(str(path), "CPU", {
+            "INFERENCE_NUM_THREADS": str(ctx.threads), "INFERENCE_PRECISION_HINT": "f32",
+            "PERFORMANCE_HINT": "LATENCY"})
+        detail["compile_model_s"] = time.perf_counter() - mark
+        if compiled:
+            total = detail["convert_s"] + detail["compile_model_s"]
+        if len(network.inputs) != len(inputs):
+            raise RuntimeError(f"the OpenVINO model takes {len(network.inputs)} inputs, "
+                               f"the model {len(inputs)}")
+        request = network.create_infer_request()
+        feeds = [value.detach().cpu().numpy() for value in inputs]
+        outputs = list(network.outputs)
+        return Prepared(call=lambda: request.infer(feeds),
+                        leaves=lambda result: [result[o] for o in outputs],
+                        compiled=compiled, compile_s=total, detail=detail,
+                        artifact=str(path))
+
+
+class Iree(Contender):
+    """IREE: iree-turbine's aot.export of the model, iree-compile for llvm-cpu with
+    the host CPU (--iree-llvmcpu-target-cpu=host), run by iree.runtime's local-task
+    driver with the case's thread count."""
+    name, label = "iree", "IREE"
+    serves_without_model = True
+
+    def prepare(self, model, inputs, workdir, ctx):
+        if ctx.device != "cpu":
+            raise RuntimeError("IREE runs here on the CPU only (llvm-cpu)")
+        compiler = _import_or_explain("iree.compiler", "iree-base-compiler")
+        runtime = _import_or_explain("iree.runtime", "iree-base-runtime")
+        directory = workdir / "iree"
+        vmfb = directory / "model.vmfb"
+        detail, compiled, total = {}, False, None
+        if not _done(directory):
+            _fresh(directory)
+            aot = _import_or_explain("iree.turbine.aot", "iree-turbine")
+            start = time.perf_counter()
+            exported = aot.export(model, args=tuple(inputs))
+            mlir = directory / "model.mlir"
+            exported.save_mlir(str(mlir))
+            detail["export_s"] = time.perf_counter() - start
+            mark = time.perf_counter()
+            compiler.compile_file(str(mlir), target_backends=["llvm-cpu"],
+                                  extra_args=["--iree-llvmcpu-target-cpu=host"],
+                                  output_file=str(vmfb))
+            detail["iree_compile_s"] = time.perf_counter() - mark
+            _finish(directory)
+            compiled = True
+        mark = time.perf_counter()
+        runtime.flags.parse_flags(f"--task_topology_max_group_count={ctx.threads}")
+        config = runtime.Config("local-task")
+        context = runtime.SystemContext(config=config)
+        context.add_vm_module(runtime.VmModule.mmap(config.vm_instance, str(vmfb)))
+        function = context.modules.module["main"]
+        detail["load_s"] = time.perf_counter() - mark
+        if compiled:
+            total = detail["export_s"] + detail["iree_compile_s"] + detail["load_s"]
+        feeds = [value.detach().cpu().numpy() for value in inputs]
+
+        def leaves(result):
+            items = result if isinstance(result, (list, tuple)) else [result]
+            return [item.to_host() for item in items]
+
+        call = lambda: function(*feeds)  # noqa: E731
+        call.keep_alive = context
+        return Prepared(call=call, leaves=leaves, compiled=compiled, compile_s=total,
+                        detail=detail, artifact=str(vmfb))
+
+
 class Thunder(Contender):
     name, label = "thunder", "Thunder"
 
@@ -257,6 +370,7 @@ class ThunderRuntime(Contender):
 
 
 CONTENDERS: dict[str, Contender] = {c.name: c for c in [
-    Eager(), TorchCompile(), AOTInductor(), OnnxRuntime(), Thunder(), ThunderRuntime()]}
+    Eager(), TorchCompile(), AOTInductor(), OnnxRuntime(), OpenVino(), Iree(), Thunder(),
+    ThunderRuntime()]}
 assert list(CONTENDERS) + [THUNDER_RUN] == ALL and \
     all(LABELS[c.name] == c.label for c in CONTENDERS.values())

@@ -309,7 +309,10 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
               "process after the others (not interleaved with them): median [min-p90]; its "
               "check is thunder-run's own `--check` against eager's outputs.",
               "- torch.compile and AOTInductor with their defaults (no max-autotune, no "
-              "freezing); ONNX Runtime with its default graph optimizations.",
+              "freezing); ONNX Runtime with its default graph optimizations; OpenVINO "
+              "(ov.convert_model, the CPU plugin, fp32 inference precision, latency hint) and "
+              "IREE (iree-turbine's aot.export, llvm-cpu for the host CPU, the local-task "
+              "driver), both installed on demand by `tools/dev.sh bench`.",
               f"- Load average of the machine when each case started: " +
               ", ".join(f"{c['model']}/{c['batch']} {c.get('load_before', 0):.1f}"
                         for c in cases) + "."]

@@ -84,7 +84,8 @@ static cl::alias hipArch("hip-arch", cl::desc("Alias for --arch"), cl::aliasopt(
                          cl::cat(category));
 static cl::opt<std::string> cpu(
     "cpu", cl::desc("CPU target: the -march of the generated code (native, "
-                    "x86-64-v3, ...)"),
+                    "x86-64-v3, ...), or several (x86-64-v3,x86-64-v4): the "
+                    "library then holds code for each and picks at load"),
     cl::init("native"), cl::cat(category));
 static cl::opt<std::string> modelName(
     "name", cl::desc("The model's name (default: the input file's stem): the "

@@ -53,6 +53,8 @@ BodyContext Emitter::bodyContext(FusionOp fusion, llvm::StringRef innerVar) {
   };
   ctx.storageType = [](Type t) { return *cppType(t); };
   ctx.innerVar = innerVar.str();
+  // Transcendental functions from thunder_cpu_math.h, so the loops vectorize.
+  ctx.math = "thunder_math::";
   return ctx;
 }
 

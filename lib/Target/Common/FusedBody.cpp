@@ -27,11 +27,16 @@ std::string doubleLiteral(double v) {
 }
 
 FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C,
-                                       ArrayRef<std::string> operands) {
+                                       ArrayRef<std::string> operands,
+                                       llvm::StringRef math) {
   auto x = [&](unsigned i) { return i < operands.size() ? operands[i] : std::string("?"); };
   std::string a = x(0), b = x(1), c = x(2), ct = C.str();
   auto call = [&](llvm::StringRef fn) { return (fn + "(" + a + ")").str(); };
   auto call2 = [&](llvm::StringRef fn) { return (fn + "(" + a + ", " + b + ")").str(); };
+  // A function the target's vector math provides, else `fallback`.
+  auto mathCall = [&](llvm::StringRef fn, llvm::StringRef fallback) {
+    return math.empty() ? call(fallback) : call((math + fn).str());
+  };
   return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
       .Case([&](AddOp) { return a + " + " + b; })
       .Case([&](SubOp) { return a + " - " + b; })
@@ -44,7 +49,7 @@ FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C,
         }
       })
       .Case([&](RemainderOp) { return call2("py_remainder"); })
-      .Case([&](PowOp) { return call2("power"); })
+      .Case([&](PowOp) { return call2(math.empty() ? "power" : (math + "pow").str()); })
       .Case([&](MaximumOp) { return call2("maximum"); })
       .Case([&](MinimumOp) { return call2("minimum"); })
       .Case([&](LogicalAndOp) { return a + " && " + b; })
@@ -54,23 +59,26 @@ FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C,
       .Case([&](NegOp) { return "-" + a; })
       .Case([&](AbsOp) { return call("std::abs"); })
       .Case([&](ReluOp) { return call("relu"); })
-      .Case([&](ExpOp) { return call("std::exp"); })
-      .Case([&](LogOp) { return call("std::log"); })
+      .Case([&](ExpOp) { return mathCall("exp", "std::exp"); })
+      .Case([&](LogOp) { return mathCall("log", "std::log"); })
       .Case([&](Log1pOp) { return call("std::log1p"); })
       .Case([&](SqrtOp) { return call("std::sqrt"); })
-      .Case([&](RsqrtOp) { return ct + "(1) / std::sqrt(" + a + ")"; })
+      .Case([&](RsqrtOp) {
+        return math.empty() ? ct + "(1) / std::sqrt(" + a + ")" : call((math + "rsqrt").str());
+      })
       .Case([&](ReciprocalOp) { return ct + "(1) / " + a; })
-      .Case([&](TanhOp) { return call("std::tanh"); })
-      .Case([&](SigmoidOp) { return call("sigmoid"); })
-      .Case([&](ErfOp) { return call("std::erf"); })
-      .Case([&](SinOp) { return call("std::sin"); })
-      .Case([&](CosOp) { return call("std::cos"); })
+      .Case([&](TanhOp) { return mathCall("tanh", "std::tanh"); })
+      .Case([&](SigmoidOp) { return mathCall("sigmoid", "sigmoid"); })
+      .Case([&](ErfOp) { return mathCall("erf", "std::erf"); })
+      .Case([&](SinOp) { return mathCall("sin", "std::sin"); })
+      .Case([&](CosOp) { return mathCall("cos", "std::cos"); })
       .Case([&](FloorOp) { return call("std::floor"); })
       .Case([&](CeilOp) { return call("std::ceil"); })
-      .Case([&](SiluOp) { return call("silu"); })
+      .Case([&](SiluOp) { return mathCall("silu", "silu"); })
       .Case([&](GeluOp g) {
-        return call(g.getApproximate() == GeluApproximation::Tanh ? "gelu_tanh"
-                                                                  : "gelu");
+        llvm::StringRef fn =
+            g.getApproximate() == GeluApproximation::Tanh ? "gelu_tanh" : "gelu";
+        return mathCall(fn, fn);
       })
       .Case([&](CompareOp cmp) -> FailureOr<std::string> {
         const char *sym = "==";
@@ -242,7 +250,7 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
   Value typed = isa<WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
   std::string operandC =
       computeType(cast<RankedTensorType>(typed.getType()).getElementType());
-  FailureOr<std::string> expr = elementwiseExpr(op, operandC, operands);
+  FailureOr<std::string> expr = elementwiseExpr(op, operandC, operands, ctx.math);
   if (failed(expr))
     return op->emitError("a fused kernel cannot compute this op per element");
   // PyTorch rounds every op's result to its dtype: a result stored in a

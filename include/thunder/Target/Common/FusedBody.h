@@ -41,9 +41,13 @@ namespace thunder::codegen {
 /// The C expression of an elementwise op over compute-typed operands
 /// `operands` (names or expressions), where `C` is the compute type of its
 /// (first non-condition) operand; failure when `op` is not elementwise.
+/// `math`, when not empty, is the qualifier (`thunder_math::`) of the
+/// target's own vector math: exp, log, erf, tanh, sin, cos, pow, rsqrt and
+/// the activations are then spelled `<math>exp(...)` instead of std:: and
+/// the scalar vocabulary's.
 mlir::FailureOr<std::string>
 elementwiseExpr(mlir::Operation *op, llvm::StringRef C,
-                llvm::ArrayRef<std::string> operands);
+                llvm::ArrayRef<std::string> operands, llvm::StringRef math = "");
 
 /// A C literal of a double (with infinities and NaN).
 std::string doubleLiteral(double v);
@@ -104,6 +108,9 @@ struct BodyContext {
   /// index does not mention it are the same for the whole row and go to the
   /// per-row code. Empty for pointwise kernels.
   std::string innerVar;
+  /// The qualifier of the target's vector math functions (elementwiseExpr's
+  /// `math`); empty for std:: and the scalar vocabulary.
+  std::string math;
 };
 
 /// Emits statements that compute region values per element, memoized per

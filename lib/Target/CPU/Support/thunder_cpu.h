@@ -22,6 +22,7 @@
 
 #include "thunder_cpu_gemm.h"
 #include "thunder_scalar.h"
+#include "thunder_cpu_math.h"
 
 #include <cblas.h>
 #include <dnnl.h>
@@ -33,6 +34,90 @@
 #ifdef THUNDER_CPU_ARCH
 extern "C" __attribute__((weak, visibility("default"))) const char thunder_model_arch_v1[] =
     THUNDER_CPU_ARCH;
+#endif
+
+/// The CPU features the code of this unit may use (what -march enabled), which
+/// the runtime checks at load (THUNDER_MODEL_ISA_SYMBOL); weak like the arch. A
+/// library holding code for several instruction sets defines its own (strong)
+/// list, its lowest one's.
+#if defined(__x86_64__) && !defined(THUNDER_CPU_ISA_DEFINED)
+extern "C" __attribute__((weak, visibility("default"))) const char thunder_model_isa_v1[] = ""
+#ifdef __SSE3__
+    " sse3"
+#endif
+#ifdef __SSSE3__
+    " ssse3"
+#endif
+#ifdef __SSE4_1__
+    " sse4.1"
+#endif
+#ifdef __SSE4_2__
+    " sse4.2"
+#endif
+#ifdef __POPCNT__
+    " popcnt"
+#endif
+#ifdef __AVX__
+    " avx"
+#endif
+#ifdef __AVX2__
+    " avx2"
+#endif
+#ifdef __FMA__
+    " fma"
+#endif
+#ifdef __F16C__
+    " f16c"
+#endif
+#ifdef __BMI__
+    " bmi"
+#endif
+#ifdef __BMI2__
+    " bmi2"
+#endif
+#ifdef __LZCNT__
+    " lzcnt"
+#endif
+#ifdef __MOVBE__
+    " movbe"
+#endif
+#ifdef __AVX512F__
+    " avx512f"
+#endif
+#ifdef __AVX512DQ__
+    " avx512dq"
+#endif
+#ifdef __AVX512CD__
+    " avx512cd"
+#endif
+#ifdef __AVX512BW__
+    " avx512bw"
+#endif
+#ifdef __AVX512VL__
+    " avx512vl"
+#endif
+#ifdef __AVX512VNNI__
+    " avx512vnni"
+#endif
+#ifdef __AVX512BF16__
+    " avx512bf16"
+#endif
+#ifdef __AVX512FP16__
+    " avx512fp16"
+#endif
+#ifdef __AVXVNNI__
+    " avxvnni"
+#endif
+#ifdef __AMX_TILE__
+    " amx-tile"
+#endif
+#ifdef __AMX_INT8__
+    " amx-int8"
+#endif
+#ifdef __AMX_BF16__
+    " amx-bf16"
+#endif
+    ;
 #endif
 
 namespace thunder_cpu {
