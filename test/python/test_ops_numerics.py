@@ -358,6 +358,41 @@ def attention(dtype):
                  make((2, 1, 5, 7), dtype, seed=5))
 
 
+def attention_shapes(dtype):
+    """The flash kernel's edges (fp32 goes through thunder_cpu_attention.h): head dims
+    1, 7, 64, 80, 128 (whole, partial and several SIMD vectors), sequence lengths 1, 17
+    and 255 (partial query and key tiles, more than one of each), L < S and L > S under
+    the causal mask, masks of each kind, a value head dim unlike the query's, and GQA as
+    models write it (key/value heads repeated)."""
+    sdpa = F.scaled_dot_product_attention
+    ops = {
+        "e1": lambda *t: sdpa(t[0], t[1], t[2]),
+        "e1_causal": lambda *t: sdpa(t[0], t[1], t[2], is_causal=True),
+        "e7": lambda *t: sdpa(t[3], t[4], t[5]),
+        "e7_causal": lambda *t: sdpa(t[3], t[4], t[5], is_causal=True),
+        "e64_causal": lambda *t: sdpa(t[6], t[7], t[8], is_causal=True),
+        "e64_bool_mask": lambda *t: sdpa(t[6], t[7], t[8], attn_mask=t[15]),
+        "e64_float_mask": lambda *t: sdpa(t[6], t[7], t[8], attn_mask=t[16]),
+        "e64_value_dim_7": lambda *t: sdpa(t[6], t[7], t[8][..., :7].contiguous()),
+        "e64_gqa_repeated": lambda *t: sdpa(
+            t[6], t[7][:, :1].repeat_interleave(2, 1), t[8][:, 1:].repeat_interleave(2, 1),
+            is_causal=True),
+        "e80_one_query": lambda *t: sdpa(t[9], t[10], t[11]),
+        "e80_one_query_mask": lambda *t: sdpa(t[9], t[10], t[11], attn_mask=t[17]),
+        "e128": lambda *t: sdpa(t[12], t[13], t[14]),
+        "e128_scale_causal": lambda *t: sdpa(t[12], t[13], t[14], is_causal=True, scale=0.05),
+    }
+    mask = make((255, 255), BOOL, seed=20)
+    mask[:, 0] = True  # no row fully masked (eager gives NaN there)
+    qkv = lambda b, h, l, s, e, seed: (make((b, h, l, e), dtype, seed=seed),  # noqa: E731
+                                        make((b, h, s, e), dtype, seed=seed + 1),
+                                        make((b, h, s, e), dtype, seed=seed + 2))
+    return ops, (*qkv(1, 2, 17, 255, 1, 0), *qkv(2, 3, 255, 17, 7, 3),
+                 *qkv(1, 2, 255, 255, 64, 6), *qkv(2, 2, 1, 17, 80, 9),
+                 *qkv(1, 2, 17, 17, 128, 12), mask, make((1, 2, 255, 255), dtype, seed=21),
+                 make((2, 1, 1, 17), dtype, seed=22))
+
+
 def move(dtype):
     ops = {
         "permute": lambda x, y, g, s, ids, t: x.permute(2, 0, 1),
@@ -505,7 +540,8 @@ def run_family(family: str, build, dtype, cache_dir, only: str | None = None) ->
 
 FAMILIES = {"unary": unary, "binary": binary, "compare": compare, "reduce": reduce,
             "matmul": matmul, "conv": conv, "pool": pool, "norm": norm,
-            "attention": attention, "move": move, "convert": convert}
+            "attention": attention, "move": move, "convert": convert,
+            "attention_shapes": attention_shapes}
 
 
 def ids(dtypes) -> list[str]:
@@ -704,6 +740,11 @@ def test_norm(dtype, cache_dir):
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
 def test_attention(dtype, cache_dir):
     run_family("attention", attention, dtype, cache_dir)
+
+
+@pytest.mark.parametrize("dtype", [F32], ids=ids([F32]))
+def test_attention_shapes(dtype, cache_dir):
+    run_family("attention_shapes", attention_shapes, dtype, cache_dir)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS + [BOOL], ids=ids(FLOATS + INTS + [BOOL]))

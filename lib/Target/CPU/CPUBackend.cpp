@@ -210,6 +210,7 @@ void Emitter::emitPlacements(llvm::raw_ostream &os) {
 static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
+  out.files.push_back({"thunder_cpu_attention.h", kThunderCpuAttentionHeader});
   out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
   out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});
