@@ -335,52 +335,98 @@ inline void valid_range(i64 out, i64 in, i64 stride, i64 pad, i64 koff, i64 *lo,
 }
 
 /// Depthwise 2-D: each (image, channel) plane convolved with its own K_h x K_w
-/// filter; one output row at a time accumulates in a row buffer, one SIMD
-/// FMA sweep per filter tap (contiguous input when the stride is 1).
+/// filter. Strides and dilations become contiguous sweeps by splitting the
+/// zero-padded plane into its sh x sw phases (P[a][b][y][x] = padded input at
+/// row y*sh + a, column x*sw + b): filter tap (i, j) then reads one phase at
+/// a fixed offset, for every output. The output is computed on a "wide" grid
+/// whose rows are a phase's width (the columns past the output's are
+/// discarded), so each tap is one long SIMD FMA sweep over the whole plane,
+/// whatever the row length (7-wide rows vectorize as well as 112-wide ones).
+/// 16 floats (one zmm; two ymm without AVX-512): the depthwise kernel keeps
+/// kBlock = 4 of them of the output in registers.
+typedef float vf16 __attribute__((vector_size(64)));
+constexpr i64 kBlock = 64;
+inline vf16 load16(const float *p) {
+  vf16 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
 inline void depthwise(const float *in, const float *w, const float *bias, float *out,
                       i64 batch, i64 channels, const Window &win) {
   const i64 ih = win.in[0], iw = win.in[1], oh = win.out[0], ow = win.out[1];
   const i64 kh = win.kernel[0], kw = win.kernel[1], sh = win.stride[0],
             sw = win.stride[1], ph = win.pad_lo[0], pw = win.pad_lo[1],
             dh = win.dilation[0], dw = win.dilation[1];
-  std::vector<i64> lo(kw), hi(kw);
-  for (i64 j = 0; j < kw; ++j)
-    valid_range(ow, iw, sw, pw, j * dw, &lo[j], &hi[j]);
-#pragma omp parallel if (batch * channels * oh * ow * kh * kw > 32768)
+  const i64 ro_max = ((kh - 1) * dh) / sh, co_max = ((kw - 1) * dw) / sw;
+  // A phase: Hq rows (one more than the taps reach: the wide grid's last
+  // row runs past its end) of Wq columns.
+  const i64 wq = ow + co_max, hq = oh + ro_max + 1, phase = hq * wq;
+  // The wide grid in whole blocks of kBlock floats; the phases' buffer has
+  // as much slack at its end, for the last block's reads.
+  const i64 wide = (oh * wq + kBlock - 1) / kBlock * kBlock;
+  if (oh <= 0 || ow <= 0)
+    return;
+  const i64 taps = kh * kw;
+  std::vector<i64> offs(static_cast<size_t>(taps));
+  for (i64 i = 0; i < kh; ++i)
+    for (i64 j = 0; j < kw; ++j)
+      offs[i * kw + j] = (((i * dh) % sh) * sw + (j * dw) % sw) * phase +
+                         ((i * dh) / sh) * wq + (j * dw) / sw;
+#pragma omp parallel if (batch * channels * wide * taps > 32768)
   {
-    std::vector<float> acc_buf(static_cast<size_t>(ow));
-    float *acc = acc_buf.data();
+    std::vector<float> buf(static_cast<size_t>(wide + sh * sw * phase + kBlock));
+    float *acc = buf.data(), *phases = acc + wide;
+    std::fill(phases + sh * sw * phase, phases + sh * sw * phase + kBlock, 0.0f);
 #pragma omp for collapse(2)
     for (i64 b = 0; b < batch; ++b)
       for (i64 c = 0; c < channels; ++c) {
         const float *x = in + (b * channels + c) * ih * iw;
         const float *f = w + c * kh * kw;
         float *y = out + (b * channels + c) * oh * ow;
-        const float b0 = bias ? bias[c] : 0.0f;
-        for (i64 r = 0; r < oh; ++r) {
-          std::fill(acc, acc + ow, b0);
-          for (i64 i = 0; i < kh; ++i) {
-            const i64 row = r * sh - ph + i * dh;
-            if (row < 0 || row >= ih)
-              continue;
-            const float *xr = x + row * iw;
-            for (i64 j = 0; j < kw; ++j) {
-              const float fv = f[i * kw + j];
-              const i64 off = j * dw - pw, l = lo[j], h = hi[j];
+        for (i64 a = 0; a < sh; ++a)
+          for (i64 bb = 0; bb < sw; ++bb) {
+            float *pp = phases + (a * sw + bb) * phase;
+            for (i64 yq = 0; yq < hq; ++yq) {
+              const i64 row = yq * sh + a - ph;
+              float *dst = pp + yq * wq;
+              if (row < 0 || row >= ih) {
+                std::fill(dst, dst + wq, 0.0f);
+                continue;
+              }
+              const float *xr = x + row * iw;
+              i64 lo, hi;
+              valid_range(wq, iw, sw, pw, bb, &lo, &hi);
+              std::fill(dst, dst + lo, 0.0f);
               if (sw == 1) {
-                const float *xs = xr + off;
-#pragma omp simd
-                for (i64 o = l; o < h; ++o)
-                  acc[o] += fv * xs[o];
+                std::copy(xr + lo + bb - pw, xr + hi + bb - pw, dst + lo);
               } else {
 #pragma omp simd
-                for (i64 o = l; o < h; ++o)
-                  acc[o] += fv * xr[o * sw + off];
+                for (i64 xq = lo; xq < hi; ++xq)
+                  dst[xq] = xr[xq * sw + bb - pw];
               }
+              std::fill(dst + hi, dst + wq, 0.0f);
             }
           }
-          std::copy(acc, acc + ow, y + r * ow);
+        // Each block of the wide grid in registers through all the taps.
+        const float b0 = bias ? bias[c] : 0.0f;
+        for (i64 k0 = 0; k0 < wide; k0 += kBlock) {
+          vf16 a0 = vf16{} + b0, a1 = a0, a2 = a0, a3 = a0;
+          for (i64 t = 0; t < taps; ++t) {
+            const float *src = phases + offs[t] + k0;
+            const vf16 fv = vf16{} + f[t];
+            a0 += fv * load16(src);
+            a1 += fv * load16(src + 16);
+            a2 += fv * load16(src + 32);
+            a3 += fv * load16(src + 48);
+          }
+          std::memcpy(acc + k0, &a0, 64);
+          std::memcpy(acc + k0 + 16, &a1, 64);
+          std::memcpy(acc + k0 + 32, &a2, 64);
+          std::memcpy(acc + k0 + 48, &a3, 64);
         }
+        for (i64 r = 0; r < oh; ++r)
+          std::copy(acc + r * wq, acc + r * wq + ow, y + r * ow);
       }
   }
 }
