@@ -119,7 +119,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.models = MODELS if args.models == "all" else args.models.split(",")
     for name in args.models:
         if name not in MODELS + EXTRA_MODELS:
-            parser.error(f"unknown model '{name}' (the zoo has {', '.join(MODELS)})")
+            parser.error(f"unknown model '{name}' (the zoo has {', '.join(MODELS + EXTRA_MODELS)})")
     contenders = ALL if args.contenders == "all" else args.contenders.split(",")
     for name in contenders:
         if name not in ALL:
@@ -135,7 +135,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             parser.error(f"--cases takes MODEL:BATCH[,MODEL:BATCH...], got '{args.cases}'")
         for name, _ in args.cases:
             if name not in MODELS + EXTRA_MODELS:
-                parser.error(f"unknown model '{name}' (the zoo has {', '.join(MODELS)})")
+                parser.error(f"unknown model '{name}' "
+                             f"(the zoo has {', '.join(MODELS + EXTRA_MODELS)})")
     else:
         # Every model at batch 1 first, so that a run stopped early has the main table.
         batches = args.batches or ([1] if quick else None)
