@@ -14,7 +14,7 @@ from torch.utils import _pytree as pytree
 import thunder
 from conftest import assert_close_tree
 from thunder import capture
-from zoo import ZOO
+from zoo import CONV_ZOO, ZOO
 
 
 
@@ -42,6 +42,20 @@ def test_zoo_dynamic_batch(name, cache_dir):
     assert "in [1, inf]" in record.signature, record.signature
     for batch in (1, 3):
         inputs = zoo_inputs(name, batch)
+        assert_close_tree(compiled(*inputs), eager(model, inputs), rtol, atol)
+    assert len(compiled.compiles) == 1, [r.signature for r in compiled.compiles]
+
+
+@pytest.mark.parametrize("name", sorted(CONV_ZOO))
+def test_conv_zoo_dynamic_batch(name, cache_dir):
+    """The convolutional models outside ZOO (depthwise-separable, ConvNeXt blocks): one
+    compile with a dynamic batch serves 1 and 3, through the NCHW-native depthwise and
+    pointwise kernels."""
+    model, inputs = CONV_ZOO[name].build(size="small", batch=2)
+    rtol, atol = CONV_ZOO[name].tolerance
+    compiled = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    for batch in (2, 1, 3):
+        inputs = CONV_ZOO[name].build(size="small", batch=batch)[1]
         assert_close_tree(compiled(*inputs), eager(model, inputs), rtol, atol)
     assert len(compiled.compiles) == 1, [r.signature for r in compiled.compiles]
 

@@ -311,6 +311,49 @@ def pool(dtype):
                  make((2, 3, 11), dtype, layout="transposed", seed=1))
 
 
+def conv_shapes(dtype):
+    """The NCHW-native fp32 kernels' edges (thunder_cpu_conv.h's direct_conv and
+    pool2d_rows): depthwise 3x3 and 7x7 with strides, padding, dilation and odd
+    sizes, with and without bias; pointwise 1x1 in 1-3 spatial dims and at batch 3;
+    what stays with oneDNN beside them (channel multiplier 2, strided 1x1); pooling
+    with strides, padding, dilation and ceil mode on odd sizes."""
+    ops = {
+        "dw3": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, w3, b, padding=1, groups=6),
+        "dw3_s2": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, w3, stride=2, padding=1,
+                                                            groups=6),
+        "dw3_s2_valid": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, w3, b, stride=(2, 1),
+                                                                  groups=6),
+        "dw3_dilated": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(
+            x, w3, b, padding=(2, 3), dilation=(2, 3), groups=6),
+        "dw7": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, w7, b, padding=3, groups=6),
+        "dw7_s2_pad1": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, w7, stride=2, padding=1,
+                                                                 groups=6),
+        "dw_multiplier": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, wm, padding=1,
+                                                                   groups=6),
+        "pw": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, w1[:, :, None, None], b[:5]),
+        "pw_batch3": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x3, w1[:, :, None, None]),
+        "pw_1d": lambda x, x3, w3, w7, w1, b, wm: F.conv1d(x.flatten(2), w1[:, :, None], b[:5]),
+        "pw_3d": lambda x, x3, w3, w7, w1, b, wm: F.conv3d(x[:, :, None], w1[..., None, None,
+                                                                             None]),
+        "pw_strided": lambda x, x3, w3, w7, w1, b, wm: F.conv2d(x, w1[:, :, None, None], b[:5],
+                                                                stride=2),
+        "max3_s2_p1": lambda x, x3, w3, w7, w1, b, wm: F.max_pool2d(x, 3, 2, 1),
+        "max3_ceil": lambda x, x3, w3, w7, w1, b, wm: F.max_pool2d(x3, 3, 2, 1,
+                                                                   ceil_mode=True),
+        "max2_dilated": lambda x, x3, w3, w7, w1, b, wm: F.max_pool2d(x, 2, 1, dilation=3),
+        "avg3_s1_p1": lambda x, x3, w3, w7, w1, b, wm: F.avg_pool2d(x, 3, 1, 1),
+        "avg3_s1_p1_nopad": lambda x, x3, w3, w7, w1, b, wm: F.avg_pool2d(
+            x, 3, 1, 1, count_include_pad=False),
+        "avg3_ceil": lambda x, x3, w3, w7, w1, b, wm: F.avg_pool2d(x3, (3, 2), 2, (1, 0),
+                                                                   ceil_mode=True),
+        "avg7": lambda x, x3, w3, w7, w1, b, wm: F.avg_pool2d(x, 7),
+    }
+    return ops, (make((2, 6, 17, 13), dtype, layout="channels_last"),
+                 make((3, 6, 9, 11), dtype, seed=1), make((6, 1, 3, 3), dtype, seed=2),
+                 make((6, 1, 7, 7), dtype, seed=3), make((5, 6), dtype, seed=4),
+                 make((6,), dtype, seed=5), make((12, 1, 3, 3), dtype, seed=6))
+
+
 def norm(dtype):
     ops = {
         "softmax": lambda x, x4, w, b, w5, m, v, g: x.softmax(-1),
@@ -356,6 +399,41 @@ def attention(dtype):
                  make((2, 3, 7, 8), dtype, layout="transposed", seed=2),
                  make((2, 3, 7, 8), dtype, seed=3), mask,
                  make((2, 1, 5, 7), dtype, seed=5))
+
+
+def attention_shapes(dtype):
+    """The flash kernel's edges (fp32 goes through thunder_cpu_attention.h): head dims
+    1, 7, 64, 80, 128 (whole, partial and several SIMD vectors), sequence lengths 1, 17
+    and 255 (partial query and key tiles, more than one of each), L < S and L > S under
+    the causal mask, masks of each kind, a value head dim unlike the query's, and GQA as
+    models write it (key/value heads repeated)."""
+    sdpa = F.scaled_dot_product_attention
+    ops = {
+        "e1": lambda *t: sdpa(t[0], t[1], t[2]),
+        "e1_causal": lambda *t: sdpa(t[0], t[1], t[2], is_causal=True),
+        "e7": lambda *t: sdpa(t[3], t[4], t[5]),
+        "e7_causal": lambda *t: sdpa(t[3], t[4], t[5], is_causal=True),
+        "e64_causal": lambda *t: sdpa(t[6], t[7], t[8], is_causal=True),
+        "e64_bool_mask": lambda *t: sdpa(t[6], t[7], t[8], attn_mask=t[15]),
+        "e64_float_mask": lambda *t: sdpa(t[6], t[7], t[8], attn_mask=t[16]),
+        "e64_value_dim_7": lambda *t: sdpa(t[6], t[7], t[8][..., :7].contiguous()),
+        "e64_gqa_repeated": lambda *t: sdpa(
+            t[6], t[7][:, :1].repeat_interleave(2, 1), t[8][:, 1:].repeat_interleave(2, 1),
+            is_causal=True),
+        "e80_one_query": lambda *t: sdpa(t[9], t[10], t[11]),
+        "e80_one_query_mask": lambda *t: sdpa(t[9], t[10], t[11], attn_mask=t[17]),
+        "e128": lambda *t: sdpa(t[12], t[13], t[14]),
+        "e128_scale_causal": lambda *t: sdpa(t[12], t[13], t[14], is_causal=True, scale=0.05),
+    }
+    mask = make((255, 255), BOOL, seed=20)
+    mask[:, 0] = True  # no row fully masked (eager gives NaN there)
+    qkv = lambda b, h, l, s, e, seed: (make((b, h, l, e), dtype, seed=seed),  # noqa: E731
+                                        make((b, h, s, e), dtype, seed=seed + 1),
+                                        make((b, h, s, e), dtype, seed=seed + 2))
+    return ops, (*qkv(1, 2, 17, 255, 1, 0), *qkv(2, 3, 255, 17, 7, 3),
+                 *qkv(1, 2, 255, 255, 64, 6), *qkv(2, 2, 1, 17, 80, 9),
+                 *qkv(1, 2, 17, 17, 128, 12), mask, make((1, 2, 255, 255), dtype, seed=21),
+                 make((2, 1, 1, 17), dtype, seed=22))
 
 
 def move(dtype):
@@ -505,7 +583,8 @@ def run_family(family: str, build, dtype, cache_dir, only: str | None = None) ->
 
 FAMILIES = {"unary": unary, "binary": binary, "compare": compare, "reduce": reduce,
             "matmul": matmul, "conv": conv, "pool": pool, "norm": norm,
-            "attention": attention, "move": move, "convert": convert}
+            "attention": attention, "move": move, "convert": convert,
+            "attention_shapes": attention_shapes, "conv_shapes": conv_shapes}
 
 
 def ids(dtypes) -> list[str]:
@@ -691,6 +770,11 @@ def test_conv_constant_weights(dtype, cache_dir):
         assert problem is None, problem
 
 
+@pytest.mark.parametrize("dtype", [F32, F64], ids=ids([F32, F64]))
+def test_conv_shapes(dtype, cache_dir):
+    run_family("conv_shapes", conv_shapes, dtype, cache_dir)
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
 def test_pool(dtype, cache_dir):
     run_family("pool", pool, dtype, cache_dir)
@@ -704,6 +788,11 @@ def test_norm(dtype, cache_dir):
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
 def test_attention(dtype, cache_dir):
     run_family("attention", attention, dtype, cache_dir)
+
+
+@pytest.mark.parametrize("dtype", [F32], ids=ids([F32]))
+def test_attention_shapes(dtype, cache_dir):
+    run_family("attention_shapes", attention_shapes, dtype, cache_dir)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS + [BOOL], ids=ids(FLOATS + INTS + [BOOL]))

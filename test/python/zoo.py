@@ -75,6 +75,105 @@ class ResNet18(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block: 1x1 expansion, 3x3 depthwise (strided), 1x1 projection, each
+    with batch norm (ReLU6 after the first two), residual when the shape is kept."""
+
+    def __init__(self, cin: int, cout: int, stride: int, expand: int):
+        super().__init__()
+        hidden = cin * expand
+        layers = []
+        if expand != 1:
+            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden),
+                       nn.ReLU6()]
+        layers += [nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
+                   nn.BatchNorm2d(hidden), nn.ReLU6(),
+                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.block = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        out = self.block(x)
+        return x + out if self.residual else out
+
+
+class MobileNet(nn.Module):
+    """MobileNetV2's structure (depthwise-separable, inverted residuals) with a width
+    multiplier."""
+
+    # (expansion, channels, repeats, first stride), as in the paper.
+    SETTINGS = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                (6, 160, 3, 2), (6, 320, 1, 1)]
+
+    def __init__(self, width: float = 1.0, classes: int = 1000):
+        super().__init__()
+        c = lambda n: max(8, int(n * width + 4) // 8 * 8)  # noqa: E731
+        cin = c(32)
+        layers = [nn.Conv2d(3, cin, 3, 2, 1, bias=False), nn.BatchNorm2d(cin), nn.ReLU6()]
+        for t, ch, n, s in self.SETTINGS:
+            for i in range(n):
+                layers.append(InvertedResidual(cin, c(ch), s if i == 0 else 1, t))
+                cin = c(ch)
+        last = c(1280)
+        layers += [nn.Conv2d(cin, last, 1, bias=False), nn.BatchNorm2d(last), nn.ReLU6()]
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(last, classes)
+
+    def forward(self, x):
+        x = self.features(x)
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class ConvNeXtBlock(nn.Module):
+    """ConvNeXt's block: 7x7 depthwise, channels-last LayerNorm, 4x MLP with GELU, layer
+    scale, residual."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dw = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+        self.gamma = nn.Parameter(torch.rand(dim) * 0.5 + 0.25)
+
+    def forward(self, x):
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.fc2(nn.functional.gelu(self.fc1(self.norm(y)))) * self.gamma
+        return x + y.permute(0, 3, 1, 2)
+
+
+class ConvNeXt(nn.Module):
+    """ConvNeXt's structure (patchify stem, stages of ConvNeXt blocks, LayerNorm + 2x2
+    strided downsampling) with configurable dims and depths."""
+
+    def __init__(self, dims=(96, 192, 384, 768), depths=(1, 1, 3, 1), classes: int = 1000):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dims[0], 4, 4)
+        self.stem_norm = nn.LayerNorm(dims[0], eps=1e-6)
+        self.stages = nn.ModuleList()
+        self.downs = nn.ModuleList()
+        for i, (dim, depth) in enumerate(zip(dims, depths)):
+            self.stages.append(nn.Sequential(*[ConvNeXtBlock(dim) for _ in range(depth)]))
+            if i + 1 < len(dims):
+                self.downs.append(nn.ModuleList([nn.LayerNorm(dim, eps=1e-6),
+                                                 nn.Conv2d(dim, dims[i + 1], 2, 2)]))
+        self.head_norm = nn.LayerNorm(dims[-1], eps=1e-6)
+        self.fc = nn.Linear(dims[-1], classes)
+
+    @staticmethod
+    def _channels_norm(norm, x):
+        return norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    def forward(self, x):
+        x = self._channels_norm(self.stem_norm, self.stem(x))
+        for i, stage in enumerate(self.stages):
+            x = stage(x)
+            if i < len(self.downs):
+                norm, conv = self.downs[i]
+                x = conv(self._channels_norm(norm, x))
+        return self.fc(self.head_norm(x.mean((2, 3))))
+
+
 def _randomize_batchnorm(model: nn.Module) -> nn.Module:
     """Non-trivial running statistics, so batch norm is not the identity."""
     gen = torch.Generator().manual_seed(0)
@@ -122,6 +221,20 @@ def _mlp(size, batch):
 def _resnet(size, batch):
     width, res = {"small": (8, 32), "gpu": (16, 64)}.get(size, (64, 224))
     model = _randomize_batchnorm(ResNet18(width, 10 if size == "small" else 1000))
+    return model, (torch.randn(batch, 3, res, res),)
+
+
+def _mobilenet(size, batch):
+    width, res = {"small": (0.25, 32), "gpu": (0.5, 64)}.get(size, (1.0, 224))
+    model = _randomize_batchnorm(MobileNet(width, 10 if size == "small" else 1000))
+    return model, (torch.randn(batch, 3, res, res),)
+
+
+def _convnext(size, batch):
+    dims, depths, res = {"small": ((8, 16), (1, 1), 32),
+                         "gpu": ((32, 64, 128), (1, 1, 1), 64)}.get(
+        size, ((96, 192, 384, 768), (1, 1, 3, 1), 224))
+    model = ConvNeXt(dims, depths, 10 if size == "small" else 1000)
     return model, (torch.randn(batch, 3, res, res),)
 
 
@@ -186,4 +299,12 @@ ZOO = {m.name: m for m in [
     ZooModel("gpt2", _gpt2),
     ZooModel("llama", _llama),
     ZooModel("vit", _vit),
+]}
+
+#: Convolutional models outside ZOO (the tests that walk ZOO for every backend stay as
+#: they are): a depthwise-separable network and ConvNeXt blocks, for the CPU tests and
+#: the benchmark (`tools/dev.sh bench --cases mobilenet:1`).
+CONV_ZOO = {m.name: m for m in [
+    ZooModel("mobilenet", _mobilenet),
+    ZooModel("convnext", _convnext),
 ]}

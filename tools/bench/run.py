@@ -44,8 +44,11 @@ from bench import report  # noqa: E402
 from bench import ALL, THUNDER_RUN  # noqa: E402
 
 MODELS = ["mlp", "resnet18", "bert", "gpt2", "llama", "vit"]
+#: Models run only when named (--models, --cases): test/python/zoo.py's CONV_ZOO.
+EXTRA_MODELS = ["mobilenet", "convnext"]
 #: The throughput batch: what a server would batch for each kind of model.
-THROUGHPUT_BATCH = {"mlp": 16, "resnet18": 16, "bert": 8, "gpt2": 8, "llama": 8, "vit": 8}
+THROUGHPUT_BATCH = {"mlp": 16, "resnet18": 16, "bert": 8, "gpt2": 8, "llama": 8, "vit": 8,
+                    "mobilenet": 16, "convnext": 16}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -115,8 +118,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.threads = args.threads or len(os.sched_getaffinity(0))
     args.models = MODELS if args.models == "all" else args.models.split(",")
     for name in args.models:
-        if name not in MODELS:
-            parser.error(f"unknown model '{name}' (the zoo has {', '.join(MODELS)})")
+        if name not in MODELS + EXTRA_MODELS:
+            parser.error(f"unknown model '{name}' (the zoo has {', '.join(MODELS + EXTRA_MODELS)})")
     contenders = ALL if args.contenders == "all" else args.contenders.split(",")
     for name in contenders:
         if name not in ALL:
@@ -131,8 +134,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         except ValueError:
             parser.error(f"--cases takes MODEL:BATCH[,MODEL:BATCH...], got '{args.cases}'")
         for name, _ in args.cases:
-            if name not in MODELS:
-                parser.error(f"unknown model '{name}' (the zoo has {', '.join(MODELS)})")
+            if name not in MODELS + EXTRA_MODELS:
+                parser.error(f"unknown model '{name}' "
+                             f"(the zoo has {', '.join(MODELS + EXTRA_MODELS)})")
     else:
         # Every model at batch 1 first, so that a run stopped early has the main table.
         batches = args.batches or ([1] if quick else None)

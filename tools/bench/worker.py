@@ -53,8 +53,8 @@ def _error_text(error: BaseException) -> str:
 
 def _build(spec: dict):
     import torch
-    from zoo import ZOO
-    entry = ZOO[spec["model"]]
+    from zoo import CONV_ZOO, ZOO
+    entry = {**ZOO, **CONV_ZOO}[spec["model"]]
     model, inputs = entry.build(size=spec["size"], batch=spec["batch"], seed=spec["seed"])
     if spec["device"] == "cuda":
         model = model.to("cuda")

@@ -300,6 +300,7 @@ static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
   out.files.push_back({"thunder_cpu_gemm.h", kThunderCpuGemmHeader});
   out.files.push_back({"thunder_cpu_math.h", kThunderCpuMathHeader});
+  out.files.push_back({"thunder_cpu_attention.h", kThunderCpuAttentionHeader});
   out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
   out.files.push_back({"thunder_arena_packing.h", kArenaPackingHeader});
   out.files.push_back({"thunder-c/artifact.h", kArtifactHeader});

@@ -2,9 +2,10 @@
 //
 // The single-op kernels (data movement, GEMM, convolution, pooling,
 // reductions over any dims, composites left whole: the shared table of
-// Common/LibraryCalls.h; attention with its mask) as calls into
-// thunder_cpu.h. Each is preceded by the op and its source line. Pointwise
-// and row-reduction kernels are generated loops (EmitFusion.cpp).
+// Common/LibraryCalls.h; attention with its mask, fp32 through the flash
+// kernel of thunder_cpu_attention.h) as calls into thunder_cpu.h. Each is
+// preceded by the op and its source line. Pointwise and row-reduction
+// kernels are generated loops (EmitFusion.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
@@ -61,8 +62,8 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
         if (failed(args))
           return failure();
         os << "  {\n";
-        std::string mask = "[](double s, int64_t, int64_t, int64_t) { return s; }";
-        if (Value m = a.getMask()) {
+        Value m = a.getMask();
+        if (m) {
           // The mask broadcasts over [batch..., L, S]: strides are 0 where
           // its dim is 1.
           os << "    int64_t mstr[" << r << "]; strides_of(" << dims(m) << ", "
@@ -71,13 +72,32 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
             os << "    if (" << dims(m) << "[" << d << "] == 1) mstr[" << d
                << "] = 0;\n";
           os << "    const " << elem(m) << " *mask = " << name(m) << ";\n";
-          std::string batchIndex;
-          os << "    auto mask_at = [&](double s, int64_t b, int64_t i, int64_t j) {\n"
-             << "      int64_t off = i * mstr[" << r - 2 << "] + j * mstr[" << r - 1
-             << "];\n";
+          // The offset of batch b's [L, S] slice, b flat over q's batch dims.
+          os << "    auto mask_offset = [&](int64_t b) {\n      int64_t off = 0;\n";
           for (int d = r - 3; d >= 0; --d)
             os << "      off += (b % " << dimExpr(q, d) << ") * mstr[" << d
                << "]; b /= " << dimExpr(q, d) << ";\n";
+          os << "      return off;\n    };\n";
+        }
+        if (typeOf(q).getElementType().isF32()) {
+          // fp32: the blocked flash kernel (thunder_cpu_attention.h); key and
+          // value share the query's batch here (kv group 1).
+          std::string maskArgs = "nullptr, nullptr, 0, 0, [](int64_t) { return int64_t(0); }";
+          if (m)
+            maskArgs = std::string(typeOf(m).getElementType().isInteger(1)
+                                       ? "nullptr, mask"
+                                       : "mask, nullptr") +
+                       ", mstr[" + std::to_string(r - 2) + "], mstr[" +
+                       std::to_string(r - 1) + "], mask_offset";
+          os << "    flash_attention(" << *args << ", int64_t(1), " << maskArgs
+             << ");\n  }\n";
+          return success();
+        }
+        std::string mask = "[](double s, int64_t, int64_t, int64_t) { return s; }";
+        if (m) {
+          os << "    auto mask_at = [&](double s, int64_t b, int64_t i, int64_t j) {\n"
+             << "      int64_t off = mask_offset(b) + i * mstr[" << r - 2
+             << "] + j * mstr[" << r - 1 << "];\n";
           if (typeOf(m).getElementType().isInteger(1))
             os << "      return mask[off] ? s : -std::numeric_limits<double>::infinity();\n";
           else

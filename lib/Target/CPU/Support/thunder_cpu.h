@@ -770,4 +770,6 @@ void sdpa(const T *q, const T *k, const T *v, T *out, i64 batch, i64 l, i64 s,
 
 } // namespace thunder_cpu
 
+#include "thunder_cpu_attention.h"
+
 #endif // THUNDER_CPU_H
