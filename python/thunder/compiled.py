@@ -382,6 +382,7 @@ class _FastCall:
 
     def __init__(self, entry: _Entry, order: list[int], tensors: list):
         self.entry = entry
+        # None when the call's tensors are the runtime's inputs, in order (the usual case).
         self.order = order
         self.signature = entry.model.native.prepare(
             [(0, capture._DTYPE_NAMES.get(t.dtype, str(t.dtype)), list(t.shape))
@@ -390,7 +391,9 @@ class _FastCall:
                         zip(self.signature.output_shapes, entry.out_dtypes)]
 
     def __call__(self, values: tuple, out=None):
-        inputs = [values[i].data_ptr() for i in self.order]
+        order = self.order
+        inputs = [v.data_ptr() for v in values] if order is None else \
+            [values[i].data_ptr() for i in order]
         if out is None:
             outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self.outputs]
         else:
@@ -412,8 +415,8 @@ def _fast_key(args: tuple, kwargs: dict):
     values = (*args, *kwargs.values()) if kwargs else args
     key = [tuple(kwargs)] if kwargs else [len(args)]
     for value in values:
-        if type(value) is not torch.Tensor or not value.is_contiguous() or \
-                value.device.type != "cpu":
+        if type(value) is not torch.Tensor or not value.is_cpu or \
+                not value.is_contiguous():
             return None
         key.append(value.dtype)
         key.append(value.shape)
@@ -541,17 +544,19 @@ class CompiledModule:
         """The fast path for this call's signature, now that the general path matched it
         to `entry`; None when the call is not one the fast path can repeat."""
         values, key = fast
-        order = []
+        order: list[int] = []
         for position in entry.tensor_positions:  # each runtime input: which call value
-            leaf = flat[position]
-            index = next((i for i, v in enumerate(values) if v is leaf), None)
+            leaf = flat[position]  # (one tensor passed twice maps to both its places)
+            index = next((i for i, v in enumerate(values) if v is leaf and i not in order),
+                         None)
             if index is None:
                 return None
             order.append(index)
         if len(self._fast) >= FAST_PATH_LIMIT:
             self._fast.clear()
         try:
-            call = _FastCall(entry, order, [values[i] for i in order])
+            call = _FastCall(entry, None if order == list(range(len(values))) else order,
+                             [values[i] for i in order])
         except _C.RuntimeError:
             return None  # the runtime refuses these inputs: the general path says why
         self._fast[key] = call

@@ -165,3 +165,18 @@ def test_fast_path_table_is_bounded(cache_dir, monkeypatch):
         x = torch.randn(batch, 8)
         torch.testing.assert_close(cm(x), model(x).detach())
     assert len(cm._fast) <= 3 and len(cm.compiles) == 1
+
+
+class Sub(torch.nn.Module):
+    def forward(self, a, b):
+        return a - b
+
+
+def test_fast_path_keeps_arguments_apart(cache_dir):
+    cm = thunder.compile(Sub(), cache_dir=cache_dir, progress=False)
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    torch.testing.assert_close(cm(x, y), x - y)
+    torch.testing.assert_close(cm(x, x), torch.zeros(3, 4))  # one tensor in both places
+    torch.testing.assert_close(cm(y, x), y - x)
+    torch.testing.assert_close(cm(b=x, a=y), y - x)
+    torch.testing.assert_close(cm(b=y, a=x), x - y)

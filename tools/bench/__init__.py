@@ -7,6 +7,7 @@ AOTInductor and ONNX Runtime, measured side by side (tools/bench/run.py).
     contenders.py  how each contender compiles, loads and runs a model
     measure.py     timing statistics, the correctness check, resident memory
     report.py      results.json, results.md, the charts, docs/performance.md
+    call_overhead.py  the call-overhead case: per-call µs of a tiny model
     profiling.py   where the time goes: eager's ops (torch.profiler) and Thunder's
                    kernels (perf on thunder-run)
 """
