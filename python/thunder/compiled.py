@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from typing import Any
 
 import torch
@@ -446,9 +447,11 @@ class CompiledModule:
                  keep_module: bool = True):
         self._model = model
         self._keep_module = keep_module
-        # Every weight a compiled signature was built from: (FQN, tensor, its version
-        # counter then). A weight changed in place since is refused (_check_weights).
-        self._versions: list[tuple[str, torch.Tensor, int]] = []
+        # Every weight a compiled signature was built from: (FQN, a weak reference to
+        # the tensor, its version counter then). A weight changed in place since is
+        # refused (_check_weights); weak, so that keep_module=False frees what the
+        # library does not read.
+        self._versions: list[tuple[str, Any, int]] = []
         self._tracked: set[int] = set()
         self._fuse = fuse
         # The device architectures: arch when given, else cuda_arch for the CUDA target,
@@ -510,8 +513,9 @@ class CompiledModule:
         """Refuses a call after a weight was changed in place since it was compiled: the
         library reads some weights from the module's own memory (zero-copy) and holds
         derived copies of others (folded, packed), so it would compute with a mix."""
-        for name, tensor, version in self._versions:
-            if tensor._version != version:
+        for name, ref, version in self._versions:
+            tensor = ref()
+            if tensor is not None and tensor._version != version:
                 raise runtime_error(
                     f"weight '{name}' of '{self._name}' was changed in place after it was "
                     f"compiled; a CompiledModule computes with the weights it was compiled "
@@ -703,7 +707,7 @@ class CompiledModule:
             except RuntimeError:
                 continue  # an inference tensor: it cannot be changed in place either
             self._tracked.add(id(tensor))
-            self._versions.append((name, tensor, version))
+            self._versions.append((name, weakref.ref(tensor), version))
         return weights if self._target == "cpu" else {}
 
     def _compile_with(self, args: tuple, kwargs: dict, progress: _Progress) -> _Entry:

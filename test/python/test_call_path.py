@@ -180,3 +180,28 @@ def test_fast_path_keeps_arguments_apart(cache_dir):
     torch.testing.assert_close(cm(y, x), y - x)
     torch.testing.assert_close(cm(b=x, a=y), y - x)
     torch.testing.assert_close(cm(b=y, a=x), x - y)
+
+
+class Doubled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 4))
+
+    def forward(self, x):
+        return x @ (self.w * 2)  # folded at compile time: the library holds w * 2
+
+
+def test_keep_module_false_frees_what_the_library_does_not_read(cache_dir):
+    import weakref
+    model = Doubled().eval()
+    x = torch.randn(3, 8)
+    expected = model(x).detach()
+    cm = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False,
+                         keep_module=False)
+    assert cm._entries[0].model.provided_weights == 0
+    ref = weakref.ref(model.w)
+    del model
+    import gc
+    gc.collect()  # torch.export's objects hold it in reference cycles
+    assert ref() is None
+    torch.testing.assert_close(cm(x), expected)
