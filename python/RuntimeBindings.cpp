@@ -10,7 +10,9 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -102,13 +104,36 @@ std::vector<thunder_tensor> toTensors(const std::vector<TensorTuple> &tuples,
 /// A compiled model loaded by the runtime (owns a thunder_model). The
 /// runtime validates every input; runs release the GIL and may be made from
 /// several threads at once.
+/// Weights offered to a model at load: FQN -> (data_ptr, dtype name, shape).
+using OfferedWeights = std::map<std::string, TensorTuple>;
+
+/// The provider thunder_model_load_with_weights calls: an offered weight whose
+/// dtype and shape are the library's (then its bytes are too: they were
+/// compiled from it), else NULL (the library's copy).
+const void *offeredWeight(void *userData, const thunder_program_weight_v1 *weight) {
+  const auto &offered = *static_cast<const OfferedWeights *>(userData);
+  auto it = offered.find(weight->name);
+  if (it == offered.end())
+    return nullptr;
+  const auto &[address, dtypeName, shape] = it->second;
+  if (dtypeName != thunder_dtype_name(weight->dtype) ||
+      shape.size() != static_cast<size_t>(weight->rank) ||
+      !std::equal(shape.begin(), shape.end(), weight->shape) || address == 0)
+    return nullptr;
+  return reinterpret_cast<const void *>(address);
+}
+
 class LoadedModel {
 public:
-  explicit LoadedModel(const std::string &path) {
+  explicit LoadedModel(const std::string &path, const OfferedWeights &weights = {}) {
     thunder_status status;
     {
       py::gil_scoped_release release;
-      status = thunder_model_load(path.c_str(), &model);
+      status = weights.empty()
+                   ? thunder_model_load(path.c_str(), &model)
+                   : thunder_model_load_with_weights(
+                         path.c_str(), offeredWeight,
+                         const_cast<OfferedWeights *>(&weights), &model);
       if (status != THUNDER_OK) // read on this thread, before anything else
         error = thunder_last_error();
     }
@@ -135,6 +160,7 @@ public:
   }
   std::string deviceDescription() const { return thunder_model_device_description(model); }
   std::string deviceArch() const { return thunder_model_device_arch(model); }
+  int32_t providedWeights() const { return thunder_model_num_provided_weights(model); }
 
   std::vector<std::vector<int64_t>>
   outputShapes(const std::vector<TensorTuple> &in) const {
@@ -163,6 +189,15 @@ public:
            const std::vector<TensorTuple> &out, uintptr_t stream) const {
     std::vector<thunder_tensor> inTensors = toTensors(in, "input", model);
     std::vector<thunder_tensor> outTensors = toTensors(out, "output", model);
+    runTensors(inTensors.data(), static_cast<int32_t>(inTensors.size()), outTensors.data(),
+               static_cast<int32_t>(outTensors.size()), stream);
+  }
+
+  /// Runs on prepared tensors (shapes and dtypes set, data filled in by the
+  /// caller), the GIL released; throws RuntimeFailure with the runtime's
+  /// message. The runtime validates everything in this same call.
+  void runTensors(const thunder_tensor *in, int32_t numIn, const thunder_tensor *out,
+                  int32_t numOut, uintptr_t stream) const {
     thunder_status status;
     std::string message;
     {
@@ -171,12 +206,9 @@ public:
       // (allocating and faulting in a fresh one per call costs more than a
       // small model's run); one context per concurrent run.
       thunder_context *context = acquireContext(&status);
-      if (context) {
-        status = thunder_context_run(
-            context, inTensors.data(), static_cast<int32_t>(inTensors.size()),
-            outTensors.data(), static_cast<int32_t>(outTensors.size()),
-            reinterpret_cast<void *>(stream));
-      }
+      if (context)
+        status = thunder_context_run(context, in, numIn, out, numOut,
+                                     reinterpret_cast<void *>(stream));
       if (status != THUNDER_OK)
         message = thunder_last_error();
       if (context)
@@ -185,6 +217,8 @@ public:
     if (status != THUNDER_OK)
       throw RuntimeFailure(status, message);
   }
+
+  const thunder_model *handle() const { return model; }
 
   std::vector<TensorDesc> inputs, outputs;
 
@@ -215,6 +249,66 @@ private:
   mutable std::vector<thunder_context *> idleContexts;
 };
 
+/// One input signature of a loaded model (the inputs' dtypes and shapes),
+/// prepared once: the output shapes are computed and the tensors' metadata
+/// kept, so that a run passes data pointers only (CompiledModule's fast path,
+/// docs/performance.md). The runtime still validates every run.
+class Signature {
+public:
+  Signature(const LoadedModel &owner, const std::vector<TensorTuple> &in)
+      : owner(owner) {
+    ins = toTensors(in, "input", owner.handle());
+    for (const TensorTuple &tuple : in)
+      inShapes.push_back(std::get<2>(tuple));
+    for (size_t i = 0; i < ins.size(); ++i)
+      ins[i].shape = inShapes[i].data();
+    outShapes = owner.outputShapes(in);
+    for (size_t o = 0; o < outShapes.size(); ++o) {
+      const thunder_tensor_desc *desc =
+          thunder_model_output(owner.handle(), static_cast<int32_t>(o));
+      outs.push_back({nullptr, desc->dtype, desc->rank, outShapes[o].data()});
+    }
+  }
+
+  /// Runs on these data pointers (inputs, then outputs, in the model's
+  /// order), the GIL released.
+  void run(const std::vector<uintptr_t> &inData, const std::vector<uintptr_t> &outData,
+           uintptr_t stream) const {
+    if (inData.size() != ins.size() || outData.size() != outs.size())
+      throw RuntimeFailure(THUNDER_ERROR_INVALID_ARGUMENT,
+                           "this signature takes " + std::to_string(ins.size()) +
+                               " inputs and " + std::to_string(outs.size()) +
+                               " outputs, got " + std::to_string(inData.size()) + " and " +
+                               std::to_string(outData.size()));
+    // Copies: one Signature may run on several threads at once.
+    thunder_tensor local[16];
+    std::vector<thunder_tensor> heap;
+    thunder_tensor *tensors = local;
+    size_t count = ins.size() + outs.size();
+    if (count > 16) {
+      heap.resize(count);
+      tensors = heap.data();
+    }
+    for (size_t i = 0; i < ins.size(); ++i) {
+      tensors[i] = ins[i];
+      tensors[i].data = reinterpret_cast<void *>(inData[i]);
+    }
+    for (size_t o = 0; o < outs.size(); ++o) {
+      tensors[ins.size() + o] = outs[o];
+      tensors[ins.size() + o].data = reinterpret_cast<void *>(outData[o]);
+    }
+    owner.runTensors(tensors, static_cast<int32_t>(ins.size()), tensors + ins.size(),
+                     static_cast<int32_t>(outs.size()), stream);
+  }
+
+  std::vector<std::vector<int64_t>> outShapes;
+
+private:
+  const LoadedModel &owner; ///< kept alive by the Python object (keep_alive)
+  std::vector<std::vector<int64_t>> inShapes;
+  std::vector<thunder_tensor> ins, outs;
+};
+
 } // namespace
 
 void bindRuntime(py::module_ &m) {
@@ -239,9 +333,15 @@ void bindRuntime(py::module_ &m) {
   py::class_<LoadedModel>(m, "LoadedModel",
                           "A compiled model (libNAME.so) loaded by the "
                           "runtime, which validates every input")
-      .def(py::init<const std::string &>(), py::arg("path"),
+      .def(py::init<const std::string &, const OfferedWeights &>(), py::arg("path"),
+           py::arg("weights") = OfferedWeights(),
            "Loads libNAME.so (its weights file, if any, beside it); raises "
-           "RuntimeError with the runtime's message.")
+           "RuntimeError with the runtime's message. weights: {FQN: (data_ptr, "
+           "dtype, shape)} the model reads in place of its own copies where name, "
+           "dtype and shape agree (zero-copy; the memory must outlive the model and "
+           "hold the bytes it was compiled from).")
+      .def_property_readonly("provided_weights", &LoadedModel::providedWeights,
+                             "how many weights it reads from the memory given at load")
       .def_property_readonly("name", &LoadedModel::name)
       .def_property_readonly("target", &LoadedModel::target)
       .def_property_readonly("device", &LoadedModel::device)
@@ -257,6 +357,14 @@ void bindRuntime(py::module_ &m) {
       .def("output_shapes", &LoadedModel::outputShapes, py::arg("inputs"),
            "The outputs' shapes for inputs [(data_ptr, dtype, shape)] "
            "(data_ptr may be 0); validates them.")
+      .def(
+          "prepare",
+          [](const LoadedModel &self, const std::vector<TensorTuple> &in) {
+            return new Signature(self, in);
+          },
+          py::arg("inputs"), py::keep_alive<0, 1>(),
+          "A Signature for inputs [(data_ptr, dtype, shape)] (data_ptr may be 0): "
+          "validates them and computes the output shapes once.")
       .def("workspace_bytes", &LoadedModel::workspaceBytes, py::arg("inputs"),
            "The scratch bytes a run with these inputs allocates.")
       .def("run", &LoadedModel::run, py::arg("inputs"), py::arg("outputs"),
@@ -267,6 +375,14 @@ void bindRuntime(py::module_ &m) {
            "(a cudaStream_t as an integer, 0 for the default stream; ignored "
            "on the CPU). Validates everything first; the GIL is released "
            "while it runs.");
+  py::class_<Signature>(m, "Signature",
+                        "One input signature of a LoadedModel, prepared once: runs pass "
+                        "data pointers only")
+      .def_readonly("output_shapes", &Signature::outShapes)
+      .def("run", &Signature::run, py::arg("inputs"), py::arg("outputs"),
+           py::arg("stream") = 0,
+           "Runs on the data pointers of the inputs and of the outputs (allocated "
+           "with output_shapes); the runtime validates the run, the GIL is released.");
   m.def("runtime_version", &thunder_runtime_version,
         "The runtime's version (MAJOR.MINOR.PATCH).");
 

@@ -188,6 +188,40 @@ typedef struct thunder_program_v1 {
 
 typedef const thunder_program_v1 *(*thunder_program_entry_v1_fn)(void);
 
+/*===----------------------------------------------------------------------===*
+ * Weights a caller provides (zero-copy)
+ *
+ * A library may export `thunder_model_weights_entry_v1`: the table of its weights
+ * and a second create() that takes some of them from the caller's memory
+ * instead of its own copy (embedded or in its weights file). The runtime
+ * calls it when the application loads the model with a weights provider
+ * (thunder_model_load_with_weights): thunder.compile passes the PyTorch
+ * module's parameters this way, so a process holds each weight once. A
+ * weight's name is the FQN it was imported under ("fc1.weight"); weights the
+ * compiler derived (folded, transposed, packed) have other names and are
+ * never provided. THUNDER_ABI_VERSION is unchanged: a runtime that does not
+ * know this entry loads the library with create() as before.
+ *===----------------------------------------------------------------------===*/
+
+/* The name of the weights entry symbol, for dlsym. */
+#define THUNDER_MODEL_WEIGHTS_SYMBOL "thunder_model_weights_entry_v1"
+
+typedef struct thunder_model_weights_v1 {
+  uint32_t struct_size; /* sizeof(thunder_model_weights_v1) when compiled */
+  int32_t num_weights;
+  /* Every weight the code reads, dense, row-major; offsets are into the
+   * library's own copy (the embedded blob, or the data of its weights file). */
+  const thunder_program_weight_v1 *weights;
+  /* create() with weights[i] read from provided[i] (its `bytes` bytes,
+   * 64-byte aligned or not), or from the library's own copy where
+   * provided[i] is NULL. The provided memory must stay valid, and is not
+   * written, until destroy(); runs read it as it is then. */
+  int (*create_with)(const char *weights_path, const void *const *provided, void **state,
+                     char *error, size_t error_size);
+} thunder_model_weights_v1;
+
+typedef const thunder_model_weights_v1 *(*thunder_model_weights_entry_v1_fn)(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

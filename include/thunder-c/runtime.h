@@ -123,6 +123,28 @@ THUNDER_RUNTIME_API const char *thunder_device_name(int32_t device);
 THUNDER_RUNTIME_API thunder_status thunder_model_load(const char *path,
                                                       thunder_model **model);
 
+/* A weights provider for thunder_model_load_with_weights: the caller's memory
+ * holding `weight` (an entry of the library's thunder_model_weights_v1 table:
+ * its name, dtype, shape and bytes), or NULL to let the model read its own
+ * copy. The memory must hold the weight's bytes, dense and row-major, stay
+ * valid until thunder_model_free, and not change while runs read it. */
+typedef const void *(*thunder_weights_provider)(void *user_data,
+                                                const thunder_program_weight_v1 *weight);
+
+/* thunder_model_load, with the weights `provider` gives read from the
+ * caller's memory instead of the library's own copy (zero-copy: thunder.compile
+ * passes a PyTorch module's parameters this way). A library without a
+ * weights table (thunder_model_weights_v1 in artifact.h: older libraries,
+ * GPU and PJRT models) loads as with thunder_model_load, and so does one for
+ * which the provider returns NULL everywhere. `provider` may be NULL. */
+THUNDER_RUNTIME_API thunder_status thunder_model_load_with_weights(
+    const char *path, thunder_weights_provider provider, void *user_data,
+    thunder_model **model);
+
+/* How many weights the model reads from a provider's memory (0 when loaded
+ * without one); -1 for a NULL model. */
+THUNDER_RUNTIME_API int32_t thunder_model_num_provided_weights(const thunder_model *model);
+
 /* Destroys the model's state and unloads it. NULL is allowed. Every context
  * of the model must be freed first, and no run may be in flight. */
 THUNDER_RUNTIME_API void thunder_model_free(thunder_model *model);

@@ -85,6 +85,8 @@ struct thunder_model {
   /// thunder_model_device_description and thunder_model_device_arch, found at load.
   std::string deviceDescription, deviceArch;
   std::vector<thunder::runtime::SharedDim> sharedDims;
+  /// Weights read from a provider's memory (thunder_model_load_with_weights).
+  int32_t providedWeights = 0;
   /// Sum of the outputs' ranks: the size of an output-shape buffer.
   size_t totalOutputRank = 0;
 };

@@ -254,7 +254,37 @@ void describeDevice(thunder_model &model) {
   }
 }
 
-thunder_status load(const std::string &path, thunder_model *&result) {
+/// The weights `provider` gives, in the order of the library's weights table, checked:
+/// empty when the library has no table or the provider gives none.
+thunder_status providedWeights(const thunder_model &model, thunder_weights_provider provider,
+                               void *userData, const thunder_model_weights_v1 *&table,
+                               std::vector<const void *> &provided) {
+  table = nullptr;
+  auto entry = reinterpret_cast<thunder_model_weights_entry_v1_fn>(
+      dlsym(model.handle, THUNDER_MODEL_WEIGHTS_SYMBOL));
+  if (!provider || !entry)
+    return THUNDER_OK;
+  table = entry();
+  std::string name = model.table->name;
+  if (!table || table->struct_size != sizeof(thunder_model_weights_v1) ||
+      table->num_weights < 0 || (table->num_weights > 0 && (!table->weights ||
+                                                            !table->create_with)))
+    return fail(THUNDER_ERROR_LOAD, "model '" + name + "' (" + model.path +
+                                        ") has a malformed weights table (" +
+                                        THUNDER_MODEL_WEIGHTS_SYMBOL + ")");
+  bool any = false;
+  for (int32_t i = 0; i < table->num_weights; ++i) {
+    const void *data = provider(userData, &table->weights[i]);
+    provided.push_back(data);
+    any = any || data;
+  }
+  if (!any)
+    provided.clear();
+  return THUNDER_OK;
+}
+
+thunder_status load(const std::string &path, thunder_model *&result,
+                    thunder_weights_provider provider = nullptr, void *userData = nullptr) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0)
     return fail(THUNDER_ERROR_LOAD, "cannot load model " + path + ": no such file");
@@ -398,9 +428,19 @@ thunder_status load(const std::string &path, thunder_model *&result) {
     return THUNDER_OK;
   }
 
+  const thunder_model_weights_v1 *weightsTable = nullptr;
+  std::vector<const void *> provided;
+  if (thunder_status s = providedWeights(*model, provider, userData, weightsTable, provided))
+    return s;
   char error[1024] = "";
   void *state = nullptr;
-  if (table->create(model->weightsPath.c_str(), &state, error, sizeof(error)) != 0) {
+  int rc = provided.empty()
+               ? table->create(model->weightsPath.c_str(), &state, error, sizeof(error))
+               : weightsTable->create_with(model->weightsPath.c_str(), provided.data(), &state,
+                                           error, sizeof(error));
+  model->providedWeights = static_cast<int32_t>(
+      std::count_if(provided.begin(), provided.end(), [](const void *p) { return p; }));
+  if (rc != 0) {
     error[sizeof(error) - 1] = '\0';
     return fail(THUNDER_ERROR_LOAD, "model '" + name + "' (" + path + ") failed to initialize: " +
                                         (error[0] ? error : "(no message)"));
@@ -420,6 +460,21 @@ thunder_status thunder_model_load(const char *path, thunder_model **model) {
     return fail(THUNDER_ERROR_INVALID_ARGUMENT,
                 "thunder_model_load: path and model must not be NULL");
   return guarded([&] { return load(path, *model); });
+}
+
+thunder_status thunder_model_load_with_weights(const char *path,
+                                               thunder_weights_provider provider,
+                                               void *userData, thunder_model **model) {
+  if (model)
+    *model = nullptr;
+  if (!path || !model)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                "thunder_model_load_with_weights: path and model must not be NULL");
+  return guarded([&] { return load(path, *model, provider, userData); });
+}
+
+int32_t thunder_model_num_provided_weights(const thunder_model *model) {
+  return model ? model->providedWeights : -1;
 }
 
 void thunder_model_free(thunder_model *model) {

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from typing import Any
 
 import torch
@@ -177,6 +178,17 @@ def _signature_text(ep: ExportedProgram) -> str:
     return f"{text} with {', '.join(ranges)}" if ranges else text
 
 
+def _takes_keyword(model: Any, name: str) -> bool:
+    """Whether the model's forward takes an argument called `name` (or **kwargs)."""
+    import inspect
+    try:
+        function = model.forward if isinstance(model, torch.nn.Module) else model
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return name in parameters or any(p.kind == p.VAR_KEYWORD for p in parameters.values())
+
+
 def _sanitize(name: str) -> str:
     """A C identifier from a class name (the artifact is lib<name>.so)."""
     name = re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -246,6 +258,9 @@ class _Entry:
         # Per runtime input: (dtype, shape, min, max, symbols), for matching calls.
         self.descs = [(runtime._TORCH_DTYPES[d.dtype], d.shape, d.min, d.max, d.symbols)
                       for d in model.inputs]
+        self.out_dtypes = [runtime._TORCH_DTYPES[d.dtype] for d in model.outputs]
+        self.device_type = runtime._torch_device_type(model.native.device)
+        self.build = _output_builder(self.out_leaves, self.out_spec)
 
     def mismatch(self, flat: list, spec) -> tuple[str, str] | None:
         """Why a call with these leaves cannot run on this entry, as (kind, message): kind
@@ -296,10 +311,117 @@ class _Entry:
             return f"{who} is on {value.device}"
         return None
 
-    def run(self, flat: list):
-        outputs = iter(runtime.run(self.model.native, [flat[i] for i in self.tensor_positions]))
-        leaves = [next(outputs) if tensor else constant for tensor, constant in self.out_leaves]
-        return pytree.tree_unflatten(leaves, self.out_spec)
+    def run(self, flat: list, out=None):
+        tensors = [flat[i] for i in self.tensor_positions]
+        if out is None:
+            return self.build(runtime.run(self.model.native, tensors))
+        # Caller-provided outputs: the runtime writes into them (the general path: an
+        # input that is not contiguous, a CUDA model).
+        native = self.model.native
+        views, keep_alive = runtime._input_views(native, tensors)
+        outputs = _check_out(self, out, native.output_shapes(views))
+        stream = 0
+        if self.device_type == "cuda" and outputs:
+            stream = torch.cuda.current_stream(outputs[0].device).cuda_stream
+        native.run(views, [(o.data_ptr(), d.dtype, list(o.shape))
+                           for o, d in zip(outputs, native.outputs)], stream)
+        del keep_alive
+        return self.build(outputs)
+
+
+def _output_builder(out_leaves: list, out_spec):
+    """A function from the runtime's outputs to the model's output pytree; the common
+    cases (one tensor, a tuple of tensors) without pytree's machinery."""
+    if all(tensor for tensor, _ in out_leaves):
+        if out_spec.is_leaf() and len(out_leaves) == 1:
+            return lambda outputs: outputs[0]
+        if out_spec.type is tuple and all(out_spec.child(i).is_leaf()
+                                          for i in range(out_spec.num_children)):
+            return tuple
+        return lambda outputs: pytree.tree_unflatten(list(outputs), out_spec)
+
+    def build(outputs):
+        it = iter(outputs)
+        return pytree.tree_unflatten(
+            [next(it) if tensor else constant for tensor, constant in out_leaves], out_spec)
+    return build
+
+
+def _check_out(entry: "_Entry", out, shapes: list) -> list:
+    """The caller's `out=` tensors (a tensor, or a sequence or pytree of them in the
+    model's output order), checked against what the run writes: the runtime checks
+    dtypes and shapes too, but sees neither devices nor strides."""
+    outputs = pytree.tree_leaves(out)
+    if len(outputs) != len(shapes):
+        raise runtime_error(f"out= has {len(outputs)} tensors; the model returns "
+                            f"{len(shapes)}", "THUNDER_ERROR_INVALID_ARGUMENT")
+    for i, (tensor, shape, dtype) in enumerate(zip(outputs, shapes, entry.out_dtypes)):
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"out= tensor {i} is a {type(tensor).__name__}")
+        problem = None
+        if tensor.dtype != dtype:
+            problem = f"dtype {tensor.dtype}, the output's is {dtype}"
+        elif list(tensor.shape) != list(shape):
+            problem = f"shape {list(tensor.shape)}, the output's is {list(shape)}"
+        elif tensor.device.type != entry.device_type:
+            problem = f"on {tensor.device}, the model runs on {entry.device_type}"
+        elif not tensor.is_contiguous():
+            problem = "not contiguous (the runtime writes row-major memory)"
+        if problem:
+            raise runtime_error(f"out= tensor {i}: {problem}", "THUNDER_ERROR_INVALID_ARGUMENT")
+    return outputs
+
+
+class _FastCall:
+    """The fast path of one exact call signature (which tensors, in which order, with
+    which dtypes, shapes and device; every one contiguous): the runtime's Signature
+    prepared once, the outputs' shapes and dtypes known, the flattening done. A call
+    then costs a dict lookup, the data pointers, torch.empty per output and one
+    runtime call, which validates in C++."""
+
+    __slots__ = ("entry", "signature", "order", "outputs")
+
+    def __init__(self, entry: _Entry, order: list[int], tensors: list):
+        self.entry = entry
+        # None when the call's tensors are the runtime's inputs, in order (the usual case).
+        self.order = order
+        self.signature = entry.model.native.prepare(
+            [(0, capture._DTYPE_NAMES.get(t.dtype, str(t.dtype)), list(t.shape))
+             for t in tensors])
+        self.outputs = [(tuple(shape), dtype) for shape, dtype in
+                        zip(self.signature.output_shapes, entry.out_dtypes)]
+
+    def __call__(self, values: tuple, out=None):
+        order = self.order
+        inputs = [v.data_ptr() for v in values] if order is None else \
+            [values[i].data_ptr() for i in order]
+        if out is None:
+            outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self.outputs]
+        else:
+            outputs = _check_out(self.entry, out, [s for s, _ in self.outputs])
+        self.signature.run(inputs, [o.data_ptr() for o in outputs])
+        return self.entry.build(outputs)
+
+
+#: Fast-path signatures a CompiledModule remembers; past this the table starts over
+#: (a model called with ever-new sizes pays the slow path once per size).
+FAST_PATH_LIMIT = 256
+
+
+def _fast_key(args: tuple, kwargs: dict):
+    """(values, key) for the fast path: the call's tensors in call order and the metadata
+    that selects a compiled signature and its prepared run; None when the call has
+    anything but contiguous plain CPU tensors (containers, Python values, views with
+    strides, other devices: the general path handles those)."""
+    values = (*args, *kwargs.values()) if kwargs else args
+    key = [tuple(kwargs)] if kwargs else [len(args)]
+    for value in values:
+        if type(value) is not torch.Tensor or not value.is_cpu or \
+                not value.is_contiguous():
+            return None
+        key.append(value.dtype)
+        key.append(value.shape)
+    return values, tuple(key)
 
 
 # ---------------------------------------------------------------------------------------
@@ -313,15 +435,24 @@ class CompiledModule:
     sizes, dynamic dims within their ranges, Python values); a call that matches none is
     compiled (or found in the cache) when recompiling is allowed, and otherwise rejected by
     the runtime with a message naming the input. See thunder.compile for the policy.
-    The weights are snapshotted when a signature is compiled: after changing them, call
-    thunder.compile again.
+    The compiled code reads the module's weights in place where it can (zero-copy) and
+    holds derived copies of others: a call after a weight was changed in place raises
+    thunder.RuntimeError (call thunder.compile again for the new weights).
     """
 
     def __init__(self, model: Any, *, target: str, dynamic: bool | None,
                  dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
                  progress: bool, name: str | None, recompile: bool, opt_level: int,
-                 cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = ""):
+                 cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = "",
+                 keep_module: bool = True):
         self._model = model
+        self._keep_module = keep_module
+        # Every weight a compiled signature was built from: (FQN, a weak reference to
+        # the tensor, its version counter then). A weight changed in place since is
+        # refused (_check_weights); weak, so that keep_module=False frees what the
+        # library does not read.
+        self._versions: list[tuple[str, Any, int]] = []
+        self._tracked: set[int] = set()
         self._fuse = fuse
         # The device architectures: arch when given, else cuda_arch for the CUDA target,
         # else the target's default ("").
@@ -340,6 +471,9 @@ class CompiledModule:
         self._history: dict[tuple, list[list[int]]] = {}  # structure -> shapes compiled
         self._lock = threading.RLock()
         self._warned = False
+        self._fast: dict[tuple, _FastCall] = {}  # _fast_key -> its prepared run
+        # `out=` is the caller's output tensors unless the model takes an `out` itself.
+        self._out_kw = not _takes_keyword(model, "out")
         #: One CompileRecord per compiled signature, in order.
         self.compiles: list[CompileRecord] = []
 
@@ -375,7 +509,28 @@ class CompiledModule:
                 return entry, flat
         return None
 
+    def _check_weights(self) -> None:
+        """Refuses a call after a weight was changed in place since it was compiled: the
+        library reads some weights from the module's own memory (zero-copy) and holds
+        derived copies of others (folded, packed), so it would compute with a mix."""
+        for name, ref, version in self._versions:
+            tensor = ref()
+            if tensor is not None and tensor._version != version:
+                raise runtime_error(
+                    f"weight '{name}' of '{self._name}' was changed in place after it was "
+                    f"compiled; a CompiledModule computes with the weights it was compiled "
+                    f"from: call thunder.compile on the model again for the new weights",
+                    "THUNDER_ERROR_INVALID_ARGUMENT")
+
     def __call__(self, *args, **kwargs):
+        if self._versions:
+            self._check_weights()
+        out = kwargs.pop("out", None) if self._out_kw and "out" in kwargs else None
+        fast = _fast_key(args, kwargs)
+        if fast is not None:
+            call = self._fast.get(fast[1])
+            if call is not None:
+                return call(fast[0], out)
         match = self._match(args, kwargs)
         if match is None:
             with self._lock:
@@ -383,7 +538,33 @@ class CompiledModule:
                 if match is None:
                     match = self._no_match(args, kwargs)
         entry, flat = match
-        return entry.run(flat)
+        if fast is not None and entry.device_type == "cpu":
+            call = self._remember(entry, flat, fast)
+            if call is not None:
+                return call(fast[0], out)
+        return entry.run(flat, out)
+
+    def _remember(self, entry: _Entry, flat: list, fast: tuple):
+        """The fast path for this call's signature, now that the general path matched it
+        to `entry`; None when the call is not one the fast path can repeat."""
+        values, key = fast
+        order: list[int] = []
+        for position in entry.tensor_positions:  # each runtime input: which call value
+            leaf = flat[position]  # (one tensor passed twice maps to both its places)
+            index = next((i for i, v in enumerate(values) if v is leaf and i not in order),
+                         None)
+            if index is None:
+                return None
+            order.append(index)
+        if len(self._fast) >= FAST_PATH_LIMIT:
+            self._fast.clear()
+        try:
+            call = _FastCall(entry, None if order == list(range(len(values))) else order,
+                             [values[i] for i in order])
+        except _C.RuntimeError:
+            return None  # the runtime refuses these inputs: the general path says why
+        self._fast[key] = call
+        return call
 
     def _no_match(self, args: tuple, kwargs: dict):
         """A call that fits no compiled signature: compiled, or (without recompiling)
@@ -397,6 +578,11 @@ class CompiledModule:
             raise runtime_error(f"model '{self._name}' was compiled for "
                                 f"{entry.record.signature}: {reason} (compile with "
                                 f"recompile=True to compile other signatures)")
+        if self._model is None:
+            raise runtime_error(
+                f"model '{self._name}' was compiled with keep_module=False, which released "
+                f"the module after its first signature; this call needs another "
+                f"({_call_text(_flatten(args, kwargs)[1])})")
         entry = self._compile(args, kwargs)
         flat, spec = _flatten(args, kwargs, entry.in_spec)
         problem = entry.mismatch(flat, spec)
@@ -407,7 +593,7 @@ class CompiledModule:
 
     def __getattr__(self, name: str):
         # Attributes of the model (config, ...), as the model would answer them.
-        if name.startswith("_"):
+        if name.startswith("_") or self._model is None:
             raise AttributeError(name)
         return getattr(self._model, name)
 
@@ -498,9 +684,31 @@ class CompiledModule:
         try:
             entry = self._compile_with(args, kwargs, progress)
             outcome = "found in the cache" if entry.record.source == "cache" else "done"
-            return entry
         finally:
             progress.finish(outcome)
+        if not self._keep_module:
+            # The library holds what it needs (the module's tensors it reads in place are
+            # kept alive by the loaded model): the rest is the caller's to free.
+            self._model = None
+        return entry
+
+    def _weights_of(self, ep: ExportedProgram) -> dict:
+        """The program's weights by FQN (the module's own tensors), remembered for the
+        mutation check; for the cpu target, also what the library is offered to read in
+        place of its own copies (zero-copy, docs/runtime.md)."""
+        weights = {name: value for name, value in (*ep.state_dict.items(),
+                                                   *ep.constants.items())
+                   if isinstance(value, torch.Tensor)}
+        for name, tensor in weights.items():
+            if id(tensor) in self._tracked:
+                continue
+            try:
+                version = tensor._version
+            except RuntimeError:
+                continue  # an inference tensor: it cannot be changed in place either
+            self._tracked.add(id(tensor))
+            self._versions.append((name, weakref.ref(tensor), version))
+        return weights if self._target == "cpu" else {}
 
     def _compile_with(self, args: tuple, kwargs: dict, progress: _Progress) -> _Entry:
         seconds: dict[str, float] = {}
@@ -543,9 +751,10 @@ class CompiledModule:
         source = "cache"
         entry_dir = self._cache.lookup(key)
         model = None
+        weights = self._weights_of(ep)
         if entry_dir is not None:
             try:
-                model = runtime.Model(entry_dir)
+                model = runtime.Model(entry_dir, weights)
             except _C.RuntimeError as error:
                 warnings.warn(f"thunder: discarding the cache entry {entry_dir}, which does "
                               f"not load ({error}); compiling again", stacklevel=3)
@@ -581,7 +790,7 @@ class CompiledModule:
             source = "compiled" if built else "cache"
             mark = time.monotonic()
             try:
-                model = runtime.Model(entry_dir)
+                model = runtime.Model(entry_dir, weights)
             except _C.RuntimeError:
                 self._cache.discard(key)  # no entry that does not load stays behind
                 raise
@@ -609,7 +818,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             cpu: str = "native", external_weights: bool = False, progress: bool = True,
             name: str | None = None, recompile: bool | None = None,
             opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a",
-            fuse: bool = True, arch: str = "") -> CompiledModule:
+            fuse: bool = True, arch: str = "", keep_module: bool = True) -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -658,6 +867,22 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     through the PJRT plugin named by $THUNDER_PJRT_PLUGIN (default: libtpu's), with host
     tensors in and out. Static shapes: dynamic defaults to False (docs/tpu.md).
 
+    Weights (docs/user-guide.md): a cpu model reads the module's parameters and buffers
+    in place (zero-copy) wherever the compiled code uses them unchanged, so the process
+    holds them once; the CompiledModule keeps those tensors alive. A weight changed in
+    place after compiling (an optimizer step, load_state_dict, `with torch.no_grad():
+    w.mul_(2)`) makes the next call raise thunder.RuntimeError: compile again.
+    keep_module=False: the CompiledModule lets go of the module after its first compile
+    (it can then not compile other signatures), keeping only the tensors the library
+    reads; drop your own reference too and the weights it does not read are freed.
+
+    Calls: `cm(x, out=y)` writes the outputs into the caller's tensors (one tensor, or a
+    sequence in the model's output order, contiguous, with the outputs' dtypes and
+    shapes) unless the model's forward takes an argument named `out` itself. A call
+    whose arguments are contiguous CPU tensors (positional or keyword) takes a fast path
+    after its first call with those dtypes and shapes: no flattening, no Python checks,
+    one runtime call that validates in C++ with the GIL released.
+
     Raises thunder.UnsupportedModelError (capture), thunder.ImportError (unsupported ops,
     all at once, with source lines) and thunder.CompileError (the toolchain's output).
     """
@@ -673,7 +898,8 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
                               dynamic_shapes=dynamic_shapes, cache_dir=cache_dir, cpu=cpu,
                               external_weights=external_weights, progress=progress, name=name,
                               recompile=recompile, opt_level=opt_level,
-                              cuda_arch=cuda_arch, fuse=fuse, arch=arch)
+                              cuda_arch=cuda_arch, fuse=fuse, arch=arch,
+                              keep_module=keep_module)
     if eager:
         args = tuple(example_inputs or ())
         kwargs = dict(example_kwargs or {})

@@ -121,8 +121,28 @@ class Model:
     thunder.RuntimeError naming the input that does not fit.
     """
 
-    def __init__(self, path: str | os.PathLike):
-        self._native = _C.LoadedModel(find_library(path))
+    def __init__(self, path: str | os.PathLike, weights: dict | None = None):
+        offered = {}
+        # The tensors whose memory the model may read: alive as long as the model.
+        self._weights = []
+        for name, tensor in (weights or {}).items():
+            if isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu" and \
+                    tensor.layout == torch.strided and tensor.is_contiguous() and \
+                    tensor.dtype in _DTYPE_NAMES and not tensor.is_conj() and \
+                    not tensor.is_neg():
+                tensor = tensor.detach()
+                offered[name] = (tensor.data_ptr(), _DTYPE_NAMES[tensor.dtype],
+                                 list(tensor.shape))
+                self._weights.append(tensor)
+        self._native = _C.LoadedModel(find_library(path), offered)
+        if not self._native.provided_weights:
+            self._weights = []
+
+    @property
+    def provided_weights(self) -> int:
+        """How many weights the model reads from the tensors given at load (zero-copy)
+        instead of its own copy."""
+        return self._native.provided_weights
 
     @property
     def native(self) -> _C.LoadedModel:

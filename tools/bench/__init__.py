@@ -7,6 +7,7 @@ AOTInductor, ONNX Runtime, OpenVINO and IREE, measured side by side (tools/bench
     contenders.py  how each contender compiles, loads and runs a model
     measure.py     timing statistics, the correctness check, resident memory
     report.py      results.json, results.md, the charts, docs/performance.md
+    call_overhead.py  the call-overhead case: per-call µs of a tiny model
     profiling.py   where the time goes: eager's ops (torch.profiler) and Thunder's
                    kernels (perf on thunder-run)
 """

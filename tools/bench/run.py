@@ -9,6 +9,7 @@ Side by side in one process per case, with compile times and peak memory.
     tools/dev.sh bench --models gpt2,bert --batch 1
     tools/dev.sh bench --update-docs           # also rewrite docs/performance.md's table
     tools/dev.sh bench --profile gpt2          # where the time goes, eager vs Thunder
+    tools/dev.sh bench --call-overhead         # per-call µs of a tiny model (call_overhead.py)
 
 For each case (model, batch) one process loads every contender, checks its outputs against
 eager (a contender with wrong outputs is reported as FAIL and not timed), warms them up and
@@ -98,6 +99,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--report-only", type=pathlib.Path, default=None, metavar="DIR",
                         help="write the report (and with --update-docs the docs) again from "
                              "DIR/results.json, measuring nothing")
+    parser.add_argument("--call-overhead", action="store_true",
+                        help="instead of the benchmark: per-call microseconds of a tiny "
+                             "model for eager, torch.compile, ONNX Runtime, thunder.compile "
+                             "and the C runtime (call_overhead.py)")
     parser.add_argument("--profile", default=None, metavar="MODEL[,MODEL]",
                         help="instead of the benchmark: eager's time per op kind "
                              "(torch.profiler) and Thunder's per kernel (perf on thunder-run)")
@@ -278,6 +283,9 @@ def main(argv=None) -> int:
     if args.profile:
         from bench import profiling
         return profiling.main(args)
+    if args.call_overhead:
+        from bench import call_overhead
+        return call_overhead.main(["--build-dir", str(args.build_dir)])
     if any(c.startswith("thunder") for c in args.contenders) and \
             not (args.build_dir / "bin" / "thunder-compile").exists():
         sys.exit(f"bench: no Thunder build in {args.build_dir} (run tools/dev.sh build, "

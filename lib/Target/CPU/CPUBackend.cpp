@@ -355,9 +355,9 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << (dynamicArena ? "#include <mutex>\n#include \"thunder_arena_packing.h\"\n" : "")
      << "\n"
      << "using namespace thunder_cpu;\n\n"
+     << "#include <sys/mman.h>\n"
      << (options.externalWeights
-             ? "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n"
-               "#include <unistd.h>\n\n"
+             ? "#include <fcntl.h>\n#include <sys/stat.h>\n#include <unistd.h>\n\n"
              : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n")
      << "namespace {\n\n"
      << "constexpr int kNumSymbols = " << plan.symbols().size() << ";\n\n"
@@ -371,7 +371,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
 
   emitLayout(os);
 
-  os << "int run_model(const unsigned char *weights, const thunder_tensor *inputs,\n"
+  os << "int run_model(const unsigned char *const *weights, const thunder_tensor *inputs,\n"
         "              const thunder_tensor *outputs, void *workspace) {\n"
         "  (void)weights;\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
@@ -383,9 +383,11 @@ LogicalResult Emitter::run(EmittedSources &out) {
     os << "  const " << elem(arg) << " *" << name(arg) << " = static_cast<const "
        << elem(arg) << " *>(inputs[" << arg.getArgNumber() << "].data);\n";
   emitPlacements(os);
+  // Each weight through its own pointer (kWeights' order): the library's copy, or the
+  // caller's memory when the model was created with create_with.
   for (auto &[v, b] : codegen::inBlobOrder(blobOffsets, [&](Value v) { return name(v); }))
     os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
-       << elem(v) << " *>(weights + " << b << ");\n";
+       << elem(v) << " *>(weights[" << weightIndex(b) << "]);\n";
   for (auto r : func.getBody().front().getOps<ReshapeOp>())
     os << "  const " << elem(r) << " *" << name(r) << " = " << name(r.getOperand())
        << ";\n";
@@ -447,23 +449,82 @@ LogicalResult Emitter::run(EmittedSources &out) {
   return success();
 }
 
-/// The model state: the embedded blob, or the memory-mapped weights file
-/// (checked to be the one this library was compiled with).
+unsigned Emitter::weightIndex(uint64_t offset) const {
+  for (auto [i, entry] : llvm::enumerate(blobEntries))
+    if (entry.begin == offset)
+      return i;
+  llvm_unreachable("a blob offset without its entry");
+}
+
+/// kWeights: every weight in the blob (thunder_model_weights_v1), with the
+/// dtype and shape of the constant it holds.
+void Emitter::emitWeightsTable(llvm::raw_ostream &os) {
+  std::vector<std::pair<int, SmallVector<int64_t>>> types(blobEntries.size(), {-1, {}});
+  for (auto &[v, offset] : blobOffsets) {
+    auto type = cast<RankedTensorType>(v.getType());
+    types[weightIndex(offset)] = {codegen::dtypeCode(type.getElementType()),
+                                  SmallVector<int64_t>(type.getShape())};
+  }
+  os << "constexpr int kNumWeights = " << blobEntries.size() << ";\n";
+  for (auto [i, entry] : llvm::enumerate(blobEntries))
+    os << "const int64_t kWeightShape" << i << "[] = "
+       << codegen::i64List(types[i].second) << ";\n";
+  os << "const thunder_program_weight_v1 kWeights[kNumWeights + 1] = {";
+  for (auto [i, entry] : llvm::enumerate(blobEntries))
+    os << "\n    {" << codegen::cppString(entry.name) << ", " << types[i].first << ", "
+       << types[i].second.size() << ", kWeightShape" << i << ", " << entry.begin << "ULL, "
+       << (entry.end - entry.begin) << "ULL},";
+  os << "\n    {}};\n\n";
+}
+
+/// The model state: a pointer per weight, into the embedded blob or the
+/// memory-mapped weights file (checked to be the one this library was
+/// compiled with), or the caller's memory for the weights given to
+/// create_with (thunder_model_weights_v1).
 std::string Emitter::createAndRun() {
+  std::string text = R"cpp(struct State {
+  void *map = nullptr;
+  size_t size = 0;
+  const unsigned char *weights[kNumWeights + 1] = {};
+};
+int create_state(const unsigned char *base, void *map, size_t size,
+                 const void *const *provided, void **state) {
+  auto *s = new State;
+  s->map = map;
+  s->size = size;
+  for (int i = 0; i < kNumWeights; ++i)
+    s->weights[i] = provided && provided[i]
+                        ? static_cast<const unsigned char *>(provided[i])
+                        : base + kWeights[i].offset;
+  *state = s;
+  return 0;
+}
+void destroy(void *state) {
+  auto *s = static_cast<State *>(state);
+  if (s->map)
+    munmap(s->map, s->size);
+  delete s;
+}
+int run(const void *state, const thunder_tensor *inputs,
+        const thunder_tensor *outputs, void *workspace, void *, char *, size_t) {
+  return run_model(static_cast<const State *>(state)->weights, inputs, outputs, workspace);
+}
+)cpp";
   if (!options.externalWeights)
-    return "int create(const char *, void **state, char *, size_t) {\n"
-           "  thunder_cpu_init();\n"
-           "  *state = const_cast<unsigned char *>(thunder_weights_blob);\n"
-           "  return 0;\n}\n"
-           "void destroy(void *) {}\n"
-           "int run(const void *state, const thunder_tensor *inputs,\n"
-           "        const thunder_tensor *outputs, void *workspace, void *,\n"
-           "        char *, size_t) {\n"
-           "  return run_model(static_cast<const unsigned char *>(state), inputs,\n"
-           "                   outputs, workspace);\n}\n\n";
+    return text + R"cpp(int create_with(const char *, const void *const *provided, void **state, char *,
+                size_t) {
+  thunder_cpu_init();
+  return create_state(thunder_weights_blob, nullptr, 0, provided, state);
+}
+int create(const char *path, void **state, char *error, size_t error_size) {
+  return create_with(path, nullptr, state, error, error_size);
+}
+
+)cpp";
   uint64_t dataStart = 8 + weightsHeaderBytes;
-  return "struct Weights { void *map; size_t size; };\n"
-         "int create(const char *path, void **state, char *error, size_t error_size) {\n"
+  return text +
+         "int create_with(const char *path, const void *const *provided, void **state,\n"
+         "                char *error, size_t error_size) {\n"
          "  thunder_cpu_init();\n" +
          codegen::mapWeightsFile(dataStart + blob->size(), {"st", true}) +
          llvm::formatv(R"cpp(  if (header != {0}ULL) {{
@@ -472,19 +533,11 @@ std::string Emitter::createAndRun() {
              "the weights file %s was not written for this model", path);
     return 1;
   }
-  *state = new Weights{{map, size_t(st.st_size)};
-  return 0;
+  return create_state(static_cast<const unsigned char *>(map) + {1}, map,
+                      size_t(st.st_size), provided, state);
 }
-void destroy(void *state) {{
-  auto *w = static_cast<Weights *>(state);
-  munmap(w->map, w->size);
-  delete w;
-}
-int run(const void *state, const thunder_tensor *inputs,
-        const thunder_tensor *outputs, void *workspace, void *, char *, size_t) {{
-  const auto *w = static_cast<const Weights *>(state);
-  return run_model(static_cast<const unsigned char *>(w->map) + {1}, inputs,
-                   outputs, workspace);
+int create(const char *path, void **state, char *error, size_t error_size) {{
+  return create_with(path, nullptr, state, error, error_size);
 }
 
 )cpp",
@@ -494,9 +547,15 @@ int run(const void *state, const thunder_tensor *inputs,
 
 void Emitter::emitEntry(llvm::raw_ostream &os) {
   codegen::emitTensorDescs(os, func);
+  emitWeightsTable(os);
   os << createAndRun() << "} // namespace\n\n";
   codegen::emitEntryTable(os, func, options.modelName, "cpu", "THUNDER_DEVICE_CPU",
                           options.externalWeights ? options.modelName + ".safetensors" : "");
+  os << "\nextern \"C\" __attribute__((visibility(\"default\")))\n"
+        "const thunder_model_weights_v1 *thunder_model_weights_entry_v1(void) {\n"
+        "  static const thunder_model_weights_v1 table = {\n"
+        "      sizeof(thunder_model_weights_v1), kNumWeights, kWeights, create_with};\n"
+        "  return &table;\n}\n";
 }
 
 } // namespace thunder::cpu

@@ -106,6 +106,10 @@ private:
   void emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os);
   codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);
   void emitEntry(llvm::raw_ostream &os);
+  /// kWeights, the table of thunder_model_weights_v1.
+  void emitWeightsTable(llvm::raw_ostream &os);
+  /// The index in blobEntries (and kWeights) of the weight at `offset`.
+  unsigned weightIndex(uint64_t offset) const;
   std::string createAndRun();
   /// The safetensors header's length, once the file is made.
   int64_t weightsHeaderBytes = 0;

@@ -104,6 +104,71 @@ protected:
 };
 
 //===----------------------------------------------------------------------===//
+// Weights a caller provides (thunder_model_load_with_weights)
+//===----------------------------------------------------------------------===//
+
+/// A provider of one float per weight name, counting its calls.
+struct Offered {
+  std::string name;
+  float value;
+  int calls = 0;
+  static const void *provide(void *user, const thunder_program_weight_v1 *weight) {
+    auto *self = static_cast<Offered *>(user);
+    ++self->calls;
+    return self->name == weight->name ? &self->value : nullptr;
+  }
+};
+
+TEST(RuntimeProvidedWeights, ReadFromTheCallersMemory) {
+  Offered offered{"offset", 3.5f};
+  thunder_model *model = nullptr;
+  ASSERT_EQ(thunder_model_load_with_weights(modelPath("add_one_provided").c_str(),
+                                            Offered::provide, &offered, &model),
+            THUNDER_OK)
+      << thunder_last_error();
+  EXPECT_EQ(offered.calls, 1);
+  EXPECT_EQ(thunder_model_num_provided_weights(model), 1);
+  AddOne data(3);
+  ASSERT_EQ(data.run(model), THUNDER_OK) << thunder_last_error();
+  EXPECT_TRUE(data.correct(3.5f));
+  thunder_model_free(model);
+}
+
+TEST(RuntimeProvidedWeights, NoneProvidedOrNoTable) {
+  // The provider gives nothing: the library's own copy (offset 1).
+  Offered other{"another", 3.5f};
+  thunder_model *model = nullptr;
+  ASSERT_EQ(thunder_model_load_with_weights(modelPath("add_one_provided").c_str(),
+                                            Offered::provide, &other, &model),
+            THUNDER_OK);
+  EXPECT_EQ(thunder_model_num_provided_weights(model), 0);
+  AddOne data(2);
+  ASSERT_EQ(data.run(model), THUNDER_OK);
+  EXPECT_TRUE(data.correct(1.0f));
+  thunder_model_free(model);
+  // A library without the weights entry loads as with thunder_model_load.
+  Offered offered{"offset", 3.5f};
+  ASSERT_EQ(thunder_model_load_with_weights(modelPath("add_one").c_str(), Offered::provide,
+                                            &offered, &model),
+            THUNDER_OK);
+  EXPECT_EQ(offered.calls, 0);
+  EXPECT_EQ(thunder_model_num_provided_weights(model), 0);
+  AddOne again(2);
+  ASSERT_EQ(again.run(model), THUNDER_OK);
+  EXPECT_TRUE(again.correct(1.0f));
+  thunder_model_free(model);
+  // A NULL provider and NULL arguments.
+  ASSERT_EQ(thunder_model_load_with_weights(modelPath("add_one_provided").c_str(), nullptr,
+                                            nullptr, &model),
+            THUNDER_OK);
+  thunder_model_free(model);
+  EXPECT_EQ(thunder_model_load_with_weights(nullptr, nullptr, nullptr, &model),
+            THUNDER_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_EQ(thunder_model_num_provided_weights(nullptr), -1);
+}
+
+//===----------------------------------------------------------------------===//
 // Names and sizes
 //===----------------------------------------------------------------------===//
 

@@ -13,6 +13,8 @@
  *   THUNDER_TEST_NAME          the model's name (default "add_one")
  *   THUNDER_TEST_BAD_RANK      declare y with rank -1 (a malformed table)
  *   THUNDER_TEST_BAD_OUTPUT    output_shapes says [n, 5] for x_plus_one [s0, 4]
+ *   THUNDER_TEST_WEIGHTS_ENTRY export thunder_model_weights_entry_v1: one weight,
+ *                              "offset" (float32 [1]), which a caller may provide
  */
 #include "thunder-c/artifact.h"
 
@@ -186,3 +188,26 @@ static const thunder_model_v1 model = {
 };
 
 EXPORT const thunder_model_v1 *thunder_model_entry_v1(void) { return &model; }
+
+#ifdef THUNDER_TEST_WEIGHTS_ENTRY
+static const int64_t offset_shape[] = {1};
+static const thunder_program_weight_v1 weights[] = {
+    {"offset", THUNDER_DTYPE_FLOAT32, 1, offset_shape, 0, sizeof(float)},
+};
+
+static int create_with(const char *weights_path, const void *const *provided, void **out,
+                       char *error, size_t size) {
+  if (create(weights_path, out, error, size) != 0)
+    return 1;
+  if (provided && provided[0])
+    ((state *)*out)->offset = *(const float *)provided[0];
+  return 0;
+}
+
+static const thunder_model_weights_v1 weights_table = {
+    sizeof(thunder_model_weights_v1), 1, weights, create_with};
+
+EXPORT const thunder_model_weights_v1 *thunder_model_weights_entry_v1(void) {
+  return &weights_table;
+}
+#endif

@@ -1,0 +1,207 @@
+"""CompiledModule's call path: the per-signature fast path and its fallbacks, out= tensors,
+weights read in place from the module (zero-copy) and the rule for weights changed after
+compiling (refused), keep_module=False."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import thunder
+from thunder import compiled as compiled_module
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x, scale=None):
+        y = self.fc2(torch.relu(self.fc1(x)))
+        return y if scale is None else y * scale
+
+
+class Pair(torch.nn.Module):
+    def forward(self, x):
+        return x + 1, x * 2
+
+
+def _model():
+    torch.manual_seed(0)
+    return TwoLayers().eval()
+
+
+def test_fast_path_is_taken_and_matches(cache_dir):
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(cm(x), model(x).detach())
+    assert len(cm._fast) == 1
+    call = next(iter(cm._fast.values()))
+    torch.testing.assert_close(cm(x), model(x).detach())  # through the fast path
+    assert next(iter(cm._fast.values())) is call
+
+
+def test_fast_path_falls_back_on_new_signatures(cache_dir):
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x = torch.randn(4, 8)
+    cm(x)
+    # A new size within the dynamic batch's range: same compiled signature, new fast entry.
+    x6 = torch.randn(6, 8)
+    torch.testing.assert_close(cm(x6), model(x6).detach())
+    assert len(cm.compiles) == 1 and len(cm._fast) == 2
+    # A new dtype: compiled again.
+    xd = torch.randn(4, 8, dtype=torch.float64)
+    torch.testing.assert_close(cm(xd.float()), model(xd.float()).detach())
+    model64 = _model().double()
+    cm64 = thunder.compile(model64, cache_dir=cache_dir, progress=False)
+    torch.testing.assert_close(cm64(xd), model64(xd).detach())
+    with pytest.raises(thunder.RuntimeError, match="dtype"):
+        thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)(xd)
+    # A non-contiguous input takes the general path (a contiguous copy), every time.
+    xt = torch.randn(8, 4).t()
+    fast_before = len(cm._fast)
+    torch.testing.assert_close(cm(xt), model(xt).detach())
+    torch.testing.assert_close(cm(xt), model(xt).detach())
+    assert len(cm._fast) == fast_before
+    # Keyword arguments: their own key; any order.
+    torch.testing.assert_close(cm(x=x), model(x).detach())
+    two = torch.tensor(2.0)
+    torch.testing.assert_close(cm(x, scale=two), model(x, scale=two).detach())
+    torch.testing.assert_close(cm(scale=two, x=x), model(x, scale=two).detach())
+    torch.testing.assert_close(cm(scale=two, x=x), model(x, scale=two).detach())
+
+
+def test_fast_path_refuses_what_the_runtime_refuses(cache_dir):
+    model = _model()
+    cm = thunder.compile(model, (torch.randn(4, 8),), cache_dir=cache_dir, progress=False)
+    with pytest.raises(thunder.RuntimeError, match="input 0"):
+        cm(torch.randn(4, 9))
+    with pytest.raises(thunder.RuntimeError, match="input 0"):
+        cm(torch.randn(4, 9))
+
+
+def test_outputs_into_caller_tensors(cache_dir):
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x = torch.randn(4, 8)
+    out = torch.empty(4, 4)
+    assert cm(x, out=out) is out  # first call (general path), then the fast path
+    assert cm(x, out=out) is out
+    torch.testing.assert_close(out, model(x).detach())
+    with pytest.raises(thunder.RuntimeError, match="shape"):
+        cm(x, out=torch.empty(4, 5))
+    with pytest.raises(thunder.RuntimeError, match="contiguous"):
+        cm(x, out=torch.empty(4, 4).t())
+    pair = thunder.compile(Pair(), cache_dir=cache_dir, progress=False)
+    a, b = torch.empty(2, 3), torch.empty(2, 3)
+    y = torch.randn(2, 3)
+    result = pair(y, out=(a, b))
+    assert result[0] is a and result[1] is b
+    torch.testing.assert_close(a, y + 1)
+    torch.testing.assert_close(b, y * 2)
+
+
+def test_weights_are_read_in_place(cache_dir):
+    model = _model()
+    cm = thunder.compile(model, (torch.randn(4, 8),), cache_dir=cache_dir, progress=False)
+    loaded = cm._entries[0].model
+    assert loaded.provided_weights == 4  # fc1/fc2 weight and bias: no copy of their own
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(cm(x), model(x).detach())
+
+
+def test_weight_changed_after_compiling_is_refused(cache_dir):
+    model = _model()
+    x = torch.randn(4, 8)
+    cm = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    cm(x)
+    cm(x)  # the fast path too
+    with torch.no_grad():
+        model.fc1.weight.mul_(2)
+    with pytest.raises(thunder.RuntimeError, match="'fc1.weight' .* changed in place"):
+        cm(x)
+    # Compiling again takes the new weights.
+    again = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    torch.testing.assert_close(again(x), model(x).detach())
+    # load_state_dict copies in place: refused too.
+    model.load_state_dict({k: v * 3 for k, v in model.state_dict().items()})
+    with pytest.raises(thunder.RuntimeError, match="changed in place"):
+        again(x)
+
+
+def test_external_weights_are_read_in_place(tmp_path):
+    model = _model()
+    x = torch.randn(4, 8)
+    cm = thunder.compile(model, (x,), cache_dir=tmp_path, progress=False,
+                         external_weights=True)
+    assert cm._entries[0].model.provided_weights == 4
+    torch.testing.assert_close(cm(x), model(x).detach())
+    # The library alone (deployment) reads its own copy.
+    alone = thunder.load(cm.compiles[0].path)
+    assert alone.provided_weights == 0
+    torch.testing.assert_close(alone(x), model(x).detach())
+
+
+def test_keep_module_false(cache_dir):
+    model = _model()
+    x = torch.randn(4, 8)
+    expected = model(x).detach()
+    cm = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False,
+                         keep_module=False, recompile=True)
+    assert cm.model is None
+    del model
+    torch.testing.assert_close(cm(x), expected)
+    with pytest.raises(thunder.RuntimeError, match="keep_module=False"):
+        cm(torch.randn(4, 8, dtype=torch.float64))
+
+
+def test_fast_path_table_is_bounded(cache_dir, monkeypatch):
+    monkeypatch.setattr(compiled_module, "FAST_PATH_LIMIT", 3)
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    for batch in range(2, 9):
+        x = torch.randn(batch, 8)
+        torch.testing.assert_close(cm(x), model(x).detach())
+    assert len(cm._fast) <= 3 and len(cm.compiles) == 1
+
+
+class Sub(torch.nn.Module):
+    def forward(self, a, b):
+        return a - b
+
+
+def test_fast_path_keeps_arguments_apart(cache_dir):
+    cm = thunder.compile(Sub(), cache_dir=cache_dir, progress=False)
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    torch.testing.assert_close(cm(x, y), x - y)
+    torch.testing.assert_close(cm(x, x), torch.zeros(3, 4))  # one tensor in both places
+    torch.testing.assert_close(cm(y, x), y - x)
+    torch.testing.assert_close(cm(b=x, a=y), y - x)
+    torch.testing.assert_close(cm(b=y, a=x), x - y)
+
+
+class Doubled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 4))
+
+    def forward(self, x):
+        return x @ (self.w * 2)  # folded at compile time: the library holds w * 2
+
+
+def test_keep_module_false_frees_what_the_library_does_not_read(cache_dir):
+    import weakref
+    model = Doubled().eval()
+    x = torch.randn(3, 8)
+    expected = model(x).detach()
+    cm = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False,
+                         keep_module=False)
+    assert cm._entries[0].model.provided_weights == 0
+    ref = weakref.ref(model.w)
+    del model
+    import gc
+    gc.collect()  # torch.export's objects hold it in reference cycles
+    assert ref() is None
+    torch.testing.assert_close(cm(x), expected)
