@@ -179,8 +179,11 @@ public:
                    const std::string &name, const std::string &cpu,
                    bool externalWeights, bool sourceOnly, int optLevel,
                    bool keepBuildDir, bool decomposeComposites, bool fuse,
-                   const std::string &cudaArch, const std::string &arch) {
+                   const std::string &cudaArch, const std::string &arch,
+                   const std::string &kernelCache, unsigned jobs) {
     thunder::CompilerOptions options;
+    options.kernelCacheDir = kernelCache;
+    options.jobs = jobs;
     options.target = target;
     options.compileTo = sourceOnly ? thunder::Phase::Source : thunder::Phase::Library;
     options.pipeline.decomposeComposites = decomposeComposites;
@@ -222,6 +225,8 @@ public:
     seconds["graph"] = result->pipelineSeconds;
     seconds["build"] = result->buildSeconds;
     dict["seconds"] = seconds;
+    dict["units"] = result->units;
+    dict["units_cached"] = result->unitsCached;
     return dict;
   }
 
@@ -623,6 +628,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("keep_build_dir") = false,
            py::arg("decompose_composites") = false, py::arg("fuse") = true,
            py::arg("cuda_arch") = "", py::arg("arch") = "",
+           py::arg("kernel_cache") = "", py::arg("jobs") = 0,
            "Compiles the module into output_dir as thunder-compile does (on a "
            "copy: the target's pipeline from the phase the module is at: the "
            "graph pipeline unless run_graph_pipeline ran, the "
@@ -633,7 +639,10 @@ PYBIND11_MODULE(_C, m) {
            "output_dir as it was. arch: the device architectures, comma-separated, in the "
            "target's spelling (cuda: sm_80,sm_90a; hip: gfx90a,gfx942,gfx950), empty for the "
            "target's default; cuda_arch is its older name. Returns {'library', 'header', "
-           "'artifacts', 'seconds': {'graph', 'build'}}; raises CompileError "
+           "'artifacts', 'seconds': {'graph', 'build'}, 'units', 'units_cached'}. "
+           "kernel_cache: a directory where compiled kernel objects are kept by content "
+           "and reused (empty: none); jobs: compiler processes at once (0: the cores). "
+           "Raises CompileError "
            "with every diagnostic, the toolchain's output included.");
 
   bindRuntime(m);

@@ -5,6 +5,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "thunder/Dialect/Thunder/Transforms/PhaseMarker.h"
+#include "thunder/Driver/UnitBuild.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -191,6 +192,17 @@ FailureOr<CompileResult> Compiler::build(ModuleOp module, const EmittedSources &
   for (const SourceFile &file : sources.files)
     if (failed(writeFile(loc, buildDir, file)))
       return failure();
+
+  // The objects first (in parallel, from the kernel cache where it has them).
+  std::vector<UnitCompile> steps = target->compileUnits(sources, buildDir, opts.targetOptions);
+  if (!steps.empty() && !llvm::sys::findProgramByName(steps.front().argv.front()))
+    return emitError(loc) << "the toolchain '" << steps.front().argv.front()
+                          << "' is not on PATH";
+  UnitBuildResult units = runUnitCompiles(steps, buildDir, opts.kernelCacheDir, opts.jobs);
+  if (!units.ok)
+    return emitError(loc) << "the " << target->name() << " toolchain failed " << units.error;
+  result.units = steps.size();
+  result.unitsCached = units.cached;
 
   std::string libName = "lib" + name + ".so";
   std::string builtLib = (buildDir + "/" + libName).str();

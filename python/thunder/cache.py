@@ -5,6 +5,9 @@ else ``~/.cache/thunder``)::
 
     entries/<key>/        one compiled model: libNAME.so, NAME.h, [NAME.safetensors],
                           entry.json (what it was compiled from; written last)
+    kernels/<2 hex>/<sha256>.o
+                          compiled kernel objects (and precompiled headers, .gch) by
+                          content, shared by all entries and models
     tmp/<key>.<tag>.<host>.<pid>.<random>/
                           a compile in progress (tag "build"; the driver builds inside
                           it), or an entry being deleted ("broken", "cleared")
@@ -160,6 +163,10 @@ class Cache:
         self.entries = self.root / "entries"
         self.tmp = self.root / "tmp"
         self.locks = self.root / "locks"
+        #: Compiled kernel objects by content, shared by every entry (the C++ driver
+        #: reads and writes it: kernels/<2 hex>/<sha256>.o, each published whole by
+        #: link(2) or rename, so a killed compile leaves no partial object).
+        self.kernels = self.root / "kernels"
 
     def entry_dir(self, key: str) -> pathlib.Path:
         return self.entries / key
@@ -255,12 +262,23 @@ class Cache:
             if stale:
                 shutil.rmtree(child, ignore_errors=True)
                 removed.append(child.name)
+        # A kernel object copied into the cache (another file system than the build's)
+        # by a process that died before its rename: <sha256>.o.tmp.<pid>.
+        for partial in self.kernels.glob("*/*.tmp.*"):
+            try:
+                pid = int(partial.name.rsplit(".", 1)[1])
+            except ValueError:
+                continue
+            if not _pid_alive(pid):
+                partial.unlink(missing_ok=True)
+                removed.append(partial.name)
         return removed
 
     def clear(self) -> None:
-        """Removes every entry (not the compiles in progress)."""
-        if self.entries.exists():
-            graveyard = self.tmp / _tmp_name("entries", "cleared")
-            self.tmp.mkdir(parents=True, exist_ok=True)
-            os.rename(self.entries, graveyard)
-            shutil.rmtree(graveyard, ignore_errors=True)
+        """Removes every entry and the kernel objects (not the compiles in progress)."""
+        for directory in (self.entries, self.kernels):
+            if directory.exists():
+                graveyard = self.tmp / _tmp_name(directory.name, "cleared")
+                self.tmp.mkdir(parents=True, exist_ok=True)
+                os.rename(directory, graveyard)
+                shutil.rmtree(graveyard, ignore_errors=True)

@@ -775,7 +775,8 @@ class CompiledModule:
                                         name=self._name, cpu=self._cpu,
                                         external_weights=self._external_weights,
                                         opt_level=self._opt_level,
-                                        arch=self._arch, fuse=self._fuse)
+                                        arch=self._arch, fuse=self._fuse,
+                                        kernel_cache=str(self._cache.kernels))
                 seconds["graph"] = result["seconds"]["graph"]
                 seconds["build"] = result["seconds"]["build"]
                 progress.phase("built", seconds["graph"] + seconds["build"])
@@ -783,6 +784,8 @@ class CompiledModule:
                         "target": self._target, "options": options,
                         "compiler": _compiler_fingerprint(), "created": time.time(),
                         "library": os.path.basename(result["library"]),
+                        "kernels": {"units": result.get("units", 0),
+                                    "cached": result.get("units_cached", 0)},
                         "seconds": dict(seconds)}
 
             entry_dir, built = self._cache.publish(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -93,9 +94,10 @@ def test_killed_compile_leaves_no_entry(script, tmp_path):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env=environment(), start_new_session=True)
     try:
-        # Killed while the toolchain runs: its log exists once the compiler has started.
+        # Killed while the toolchain runs: a log exists once a compiler has started
+        # (obj/UNIT.o.log per unit, toolchain.log for the link).
         deadline = time.monotonic() + 120
-        while not list(cache.glob("tmp/*.build.*/.thunder-build-*/toolchain.log")):
+        while not list(cache.glob("tmp/*.build.*/.thunder-build-*/**/*.log")):
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the toolchain never started"
             time.sleep(0.005)
@@ -104,6 +106,7 @@ def test_killed_compile_leaves_no_entry(script, tmp_path):
         process.wait()
     assert list((cache / "entries").iterdir()) == []
     [leftover] = (cache / "tmp").glob("*.build.*")
+    assert_whole_objects(cache / "kernels")
 
     model, inputs = ZOO["resnet18"].build(size="small", batch=2)
     compiled = thunder.compile(model, cache_dir=cache, progress=False)
@@ -111,6 +114,88 @@ def test_killed_compile_leaves_no_entry(script, tmp_path):
     assert compiled.compiles[0].source == "compiled"
     assert not leftover.exists()  # its process is gone: cleaned up
     assert len(list((cache / "entries").iterdir())) == 1
+    assert_whole_objects(cache / "kernels")
+
+
+def assert_whole_objects(kernels) -> None:
+    """Every file in the kernel cache is a whole ELF object (its section headers, the
+    last thing the compiler writes, are within the file) or precompiled header, and no
+    partial copy is left."""
+    import struct
+    for path in kernels.glob("*/*"):
+        assert ".tmp." not in path.name, path
+        data = path.read_bytes()
+        if path.suffix == ".gch":
+            assert data[:4] == b"gpch", path
+            continue
+        assert path.suffix == ".o" and data[:4] == b"\x7fELF", path
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+        assert shoff + shentsize * shnum <= len(data), path
+
+
+def test_kernel_cache_survives_a_killed_compile_midway(script, tmp_path):
+    # Killed once some kernels are in the cache and others are not: the next compile
+    # takes the whole objects and compiles the rest.
+    cache = tmp_path / "cache"
+    process = subprocess.Popen([sys.executable, str(script), str(cache), "gpt2"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not list(cache.glob("kernels/*/*.o")):
+            if process.poll() is not None:
+                break  # finished before it could be killed: still a valid check below
+            assert time.monotonic() < deadline, "no kernel was ever compiled"
+            time.sleep(0.005)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    assert_whole_objects(cache / "kernels")
+    model, inputs = ZOO["gpt2"].build(size="small", batch=2)
+    compiled = thunder.compile(model, cache_dir=cache, progress=False)
+    assert_close_tree(compiled(*inputs), model(*inputs), *ZOO["gpt2"].tolerance)
+    assert_whole_objects(cache / "kernels")
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self, classes: int):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, classes)
+
+    def forward(self, x):
+        return self.fc2(torch.nn.functional.gelu(self.fc1(x)) * 2.0)
+
+
+def test_kernels_are_reused_across_models(tmp_path):
+    import json as _json
+    cache = tmp_path / "cache"
+    x = torch.randn(4, 16)
+
+    def kernels(compiled):
+        entry = _json.loads((pathlib.Path(compiled.compiles[0].path) / "entry.json").read_text())
+        return entry["kernels"]
+
+    torch.manual_seed(0)
+    first_model = TwoLayers(10).eval()
+    first = thunder.compile(first_model, (x,), cache_dir=cache, progress=False, dynamic=False)
+    cold = kernels(first)
+    assert cold["units"] > 0 and cold["cached"] == 0
+    # The same model with other weights: another entry, every object from the cache.
+    torch.manual_seed(1)
+    same_model = TwoLayers(10).eval()
+    same = thunder.compile(same_model, (x,), cache_dir=cache, progress=False, dynamic=False)
+    assert same.compiles[0].source == "compiled"
+    assert kernels(same)["cached"] == kernels(same)["units"]
+    torch.testing.assert_close(same(x), same_model(x).detach())
+    # Another model that shares its first layer: that kernel comes from the cache.
+    other_model = TwoLayers(12).eval()
+    other = thunder.compile(other_model, (x,), cache_dir=cache, progress=False, dynamic=False)
+    assert 0 < kernels(other)["cached"] < kernels(other)["units"]
+    torch.testing.assert_close(other(x), other_model(x).detach())
+    torch.testing.assert_close(first(x), first_model(x).detach())
 
 
 def test_concurrent_compiles_publish_once(script, tmp_path):

@@ -100,6 +100,14 @@ static cl::opt<bool> keepBuild(
     "keep-build-dir",
     cl::desc("Keep the build directory (sources and toolchain log)"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> kernelCache(
+    "kernel-cache",
+    cl::desc("A directory where compiled kernel objects are kept by content "
+             "and reused by later compiles (default: none)"),
+    cl::init(""), cl::cat(category));
+static cl::opt<unsigned> jobs(
+    "jobs", cl::desc("Compiler processes at once (default: the cores)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<bool> decompose(
     "decompose-composites",
     cl::desc("Decompose softmax, normalizations and attention into primitives "
@@ -213,6 +221,8 @@ int main(int argc, char **argv) {
   options.targetOptions.modelName =
       modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
   options.keepBuildDir = keepBuild;
+  options.kernelCacheDir = kernelCache;
+  options.jobs = jobs;
   Expected<thunder::Compiler> compiler = thunder::Compiler::create(options);
   if (!compiler)
     return fail(toString(compiler.takeError()));

@@ -40,6 +40,11 @@ struct CompilerOptions {
   TargetOptions targetOptions;
   /// Keep the build directory (sources, toolchain log) for inspection.
   bool keepBuildDir = false;
+  /// Where compiled kernel objects are kept by content (shared between
+  /// compiles and processes; "": compile every object).
+  std::string kernelCacheDir;
+  /// Compiler processes run at once (0: the machine's cores).
+  unsigned jobs = 0;
 };
 
 /// What a compile produced.
@@ -50,6 +55,8 @@ struct CompileResult {
   std::vector<std::string> sources;   ///< Source: the files written
   double pipelineSeconds = 0; ///< the passes
   double buildSeconds = 0;    ///< code generation and the toolchain
+  unsigned units = 0;         ///< objects the build needed (UnitCompile steps)
+  unsigned unitsCached = 0;   ///< of which taken from the kernel cache
 };
 
 class Compiler {

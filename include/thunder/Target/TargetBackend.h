@@ -119,6 +119,25 @@ struct ToolchainCommand {
   std::vector<std::string> argv;
 };
 
+/// One compile of a unit into an object file, run before link(). The driver
+/// runs the steps of a stage in parallel, stage after stage, and, when it has
+/// a kernel cache, takes the object from the cache by `key` instead of
+/// compiling it (and puts what it compiles there, atomically).
+struct UnitCompile {
+  /// The command; it writes `object`.
+  std::vector<std::string> argv;
+  /// Absolute path of the object (or precompiled header) in the build dir.
+  std::string object;
+  /// A digest of everything the object depends on except the compiler
+  /// binary, which the driver adds ("": never cached).
+  std::string key;
+  /// Steps run stage by stage (a precompiled header before its users).
+  int stage = 0;
+  /// Whether the step may fail without failing the build (an optional
+  /// precompiled header: its users then parse the header).
+  bool optional = false;
+};
+
 class TargetBackend {
 public:
   virtual ~TargetBackend();
@@ -161,6 +180,14 @@ public:
 
   /// The command that compiles and links `sources`, written to `buildDir`,
   /// into `output` (a shared library). Paths in it are absolute.
+  /// The objects to compile before link(), which then links them (none:
+  /// link() compiles and links in one command).
+  virtual std::vector<UnitCompile> compileUnits(const EmittedSources &sources,
+                                                llvm::StringRef buildDir,
+                                                const TargetOptions &options) const {
+    return {};
+  }
+
   virtual ToolchainCommand link(const EmittedSources &sources,
                                 llvm::StringRef buildDir, llvm::StringRef output,
                                 const TargetOptions &options) const = 0;

@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,15 @@ private:
   llvm::DenseMap<Value, bool> packedWeights;
   LogicalResult emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os);
   void emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os);
+  /// A kernel as a call of its function (KernelUnits.cpp), the function
+  /// kept in kernelSources under its digest-derived name.
+  LogicalResult emitKernelCall(FusionOp fusion, llvm::raw_ostream &os);
+  /// The declarations of the kernel functions (in namespace thunder_cpu).
+  void emitKernelDeclarations(llvm::raw_ostream &os);
+  /// A unit per distinct kernel (kernels/NAME.cpp) in `out`.
+  void addKernelUnits(EmittedSources &out);
+  std::map<std::string, std::string> kernelSources;
+  std::vector<std::string> kernelOrder;
   codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);
   void emitEntry(llvm::raw_ostream &os);
   /// kWeights, the table of thunder_model_weights_v1.

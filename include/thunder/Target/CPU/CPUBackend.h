@@ -15,6 +15,11 @@ public:
   PlanNeeds planNeeds() const override;
   mlir::FailureOr<EmittedSources> emit(mlir::ModuleOp module,
                                        const TargetOptions &options) override;
+  /// A unit per distinct kernel (-O<optLevel>, against a precompiled
+  /// thunder_cpu.h) and the host program (-O1).
+  std::vector<UnitCompile> compileUnits(const EmittedSources &sources,
+                                        llvm::StringRef buildDir,
+                                        const TargetOptions &options) const override;
   ToolchainCommand link(const EmittedSources &sources, llvm::StringRef buildDir,
                         llvm::StringRef output,
                         const TargetOptions &options) const override;

@@ -1,0 +1,170 @@
+//===- UnitBuild.cpp - Parallel, cached compiles of a backend's units -----===//
+#include "thunder/Driver/UnitBuild.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+namespace thunder {
+
+namespace {
+
+/// The compiler binary's identity (resolved path, size, modification time):
+/// an upgraded compiler makes new keys.
+std::string programIdentity(llvm::StringRef program) {
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(program, real))
+    real = program;
+  llvm::sys::fs::file_status st;
+  std::string id = real.str().str();
+  if (!llvm::sys::fs::status(real, st))
+    id += ":" + std::to_string(st.getSize()) + ":" +
+          std::to_string(st.getLastModificationTime().time_since_epoch().count());
+  return id;
+}
+
+std::string sha256Hex(llvm::StringRef text) {
+  llvm::SHA256 hash;
+  hash.update(text);
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+/// The cached object's path: <cache>/<2 hex>/<key><ext>.
+std::string cachePath(llvm::StringRef cacheDir, llvm::StringRef key, llvm::StringRef object) {
+  llvm::SmallString<256> path(cacheDir);
+  llvm::sys::path::append(path, key.take_front(2));
+  llvm::sys::path::append(path, key + llvm::sys::path::extension(object));
+  return path.str().str();
+}
+
+/// `from` to `to` by a hard link, else by a copy (other file systems).
+bool linkOrCopy(llvm::StringRef from, llvm::StringRef to) {
+  if (!llvm::sys::fs::create_hard_link(from, to))
+    return true;
+  return !llvm::sys::fs::copy_file(from, to);
+}
+
+/// Puts `object` into the cache as `path`, whole or not at all: a hard link
+/// (atomic; an existing entry wins) or a complete copy renamed into place.
+void publish(llvm::StringRef object, const std::string &path) {
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+  if (llvm::sys::fs::exists(path))
+    return;
+  if (!llvm::sys::fs::create_hard_link(object, path))
+    return;
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  if (llvm::sys::fs::copy_file(object, tmp)) {
+    llvm::sys::fs::remove(tmp);
+    return;
+  }
+  if (llvm::sys::fs::rename(tmp, path))
+    llvm::sys::fs::remove(tmp);
+}
+
+} // namespace
+
+UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
+                                llvm::StringRef buildDir, llvm::StringRef cacheDir,
+                                unsigned jobs) {
+  UnitBuildResult result;
+  if (steps.empty())
+    return result;
+  if (jobs == 0)
+    jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::map<std::string, std::string> identities; // program -> identity
+  std::map<int, std::vector<const UnitCompile *>> stages;
+  for (const UnitCompile &step : steps)
+    stages[step.stage].push_back(&step);
+
+  for (auto &[stage, list] : stages) {
+    // Cache hits first; the rest is compiled.
+    std::vector<std::pair<const UnitCompile *, std::string>> work; // step, cache path
+    for (const UnitCompile *step : list) {
+      llvm::sys::fs::create_directories(llvm::sys::path::parent_path(step->object));
+      std::string cached;
+      if (!cacheDir.empty() && !step->key.empty()) {
+        const std::string &program = step->argv.front();
+        auto it = identities.find(program);
+        if (it == identities.end()) {
+          auto found = llvm::sys::findProgramByName(program);
+          it = identities.emplace(program, programIdentity(found ? *found : program)).first;
+        }
+        cached = cachePath(cacheDir, sha256Hex(step->key + "\n" + it->second), step->object);
+        if (llvm::sys::fs::exists(cached) && linkOrCopy(cached, step->object)) {
+          ++result.cached;
+          continue;
+        }
+      }
+      work.push_back({step, cached});
+    }
+    std::atomic<size_t> next{0};
+    std::mutex mutex;
+    auto worker = [&] {
+      while (true) {
+        size_t i = next++;
+        if (i >= work.size())
+          return;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!result.ok)
+            return;
+        }
+        const auto &[step, cached] = work[i];
+        auto program = llvm::sys::findProgramByName(step->argv.front());
+        std::string log = step->object + ".log";
+        std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                      llvm::StringRef(log)};
+        std::vector<llvm::StringRef> args(step->argv.begin(), step->argv.end());
+        std::string errorText;
+        int rc = program ? llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
+                                                     0, 0, &errorText)
+                         : -1;
+        if (rc == 0) {
+          if (!cached.empty())
+            publish(step->object, cached);
+          std::lock_guard<std::mutex> lock(mutex);
+          ++result.compiled;
+          continue;
+        }
+        if (step->optional) {
+          llvm::sys::fs::remove(step->object);
+          continue;
+        }
+        std::string message = "(" + llvm::join(step->argv, " ") + ")";
+        if (!program)
+          message = "'" + step->argv.front() + "' is not on PATH " + message;
+        if (!errorText.empty())
+          message += ": " + errorText;
+        if (auto output = llvm::MemoryBuffer::getFile(log))
+          message += "\n" + (*output)->getBuffer().take_back(4000).str();
+        std::lock_guard<std::mutex> lock(mutex);
+        if (result.ok) {
+          result.ok = false;
+          result.error = message;
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < std::min<size_t>(jobs, work.size()); ++t)
+      threads.emplace_back(worker);
+    for (std::thread &t : threads)
+      t.join();
+    if (!result.ok)
+      return result;
+  }
+  return result;
+}
+
+} // namespace thunder
