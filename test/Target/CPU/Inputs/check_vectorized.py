@@ -1,8 +1,8 @@
 """Checks that every loop of the CPU backend's pointwise kernels vectorized.
 
-Usage: check_vectorized.py MODEL_CPP OPT_INFO MIN_BYTES
+Usage: check_vectorized.py SOURCE OPT_INFO MIN_BYTES
 
-MODEL_CPP is a generated model.cpp, OPT_INFO what the C++ compiler printed
+SOURCE is generated kernel code (a unit of kernels/, or several in one file), OPT_INFO what the C++ compiler printed
 with -fopt-info-vec-optimized for it. Each kernel loop over elements
 (`for (int64_t flat_i` / `for (int64_t pcol`) must be reported as vectorized
 with vectors of at least MIN_BYTES bytes, and no kernel may call scalar libm
@@ -21,7 +21,8 @@ def main() -> int:
         print("no kernel loop in", source)
         return 1
     widths = {}
-    for m in re.finditer(r"model\.cpp:(\d+):\d+: optimized: loop vectorized using (\d+) byte vectors",
+    name = re.escape(source.rsplit("/", 1)[-1])
+    for m in re.finditer(name + r":(\d+):\d+: optimized: loop vectorized using (\d+) byte vectors",
                          open(info).read()):
         widths[int(m.group(1))] = max(widths.get(int(m.group(1)), 0), int(m.group(2)))
     bad = 0
