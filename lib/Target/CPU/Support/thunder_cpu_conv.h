@@ -400,6 +400,13 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
               std::fill(dst, dst + lo, 0.0f);
               if (sw == 1) {
                 std::copy(xr + lo + bb - pw, xr + hi + bb - pw, dst + lo);
+              } else if (sw == 2) {
+                // A literal stride: the compiler loads whole vectors and
+                // permutes, where a variable one gathers element by element.
+                const float *xs = xr + bb - pw;
+#pragma omp simd
+                for (i64 xq = lo; xq < hi; ++xq)
+                  dst[xq] = xs[2 * xq];
               } else {
 #pragma omp simd
                 for (i64 xq = lo; xq < hi; ++xq)
