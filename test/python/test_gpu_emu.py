@@ -305,7 +305,7 @@ class SortScatterMath(torch.nn.Module):
                "index_put_acc", "math", "atan2", "fmod", "bitwise"]
 
     def forward(self, x, g, y, n):
-        s, i = torch.sort(x, 1, descending=True, stable=True)
+        s, i = torch.sort(x, stable=True, dim=1, descending=True)
         m = (torch.asin(torch.tanh(x)) + torch.acos(torch.tanh(x)) + torch.atan(x) +
              torch.sinh(x) + torch.cosh(x) + torch.asinh(x) + torch.acosh(x.abs() + 1) +
              torch.atanh(torch.tanh(x) * 0.9) + torch.expm1(x) + torch.log2(x.abs()) +
@@ -313,7 +313,7 @@ class SortScatterMath(torch.nn.Module):
         return (s, i, torch.topk(x, 3, -1)[0], torch.scatter_add(x, 1, g, y),
                 torch.scatter_reduce(x, 1, g, y, "amax", include_self=False),
                 torch.scatter_reduce(x, 1, g, y, "mean"),
-                x.index_put((g[0, :2],), y[0, :2, None].expand(2, 37), accumulate=True),
+                x.index_put((g[0, :2] % 5,), y[0, :2, None].expand(2, 37), accumulate=True),
                 m, torch.atan2(x, y.sum(1, keepdim=True)), torch.fmod(x * 5, 1.5),
                 (n & 6) | (n ^ 3) | ~n)
 
