@@ -39,6 +39,9 @@ void registerLinalgConversions(ConversionTable &table);
 void registerDataMovementConversions(ConversionTable &table);
 void registerCompositeConversions(ConversionTable &table);
 void registerCreationConversions(ConversionTable &table);
+void registerMathConversions(ConversionTable &table);
+void registerIndexingConversions(ConversionTable &table);
+void registerStatisticsConversions(ConversionTable &table);
 
 /// Every registered conversion (built once).
 const ConversionTable &conversionTable();

@@ -86,6 +86,7 @@ void ::thunder::import::detail::registerCreationConversions(ConversionTable &tab
     table[op] = convertArange;
   for (const char *op :
        {"aten.sym_size.int", "aten.sym_numel.default", "aten.sym_stride.int",
+        "aten.sym_storage_offset.default",
         "_operator.mul", "_operator.add", "_operator.sub", "_operator.floordiv",
         "_operator.mod", "_operator.truediv", "aten._assert_tensor_metadata.default",
         "aten._assert_scalar.default", "aten._assert_async.msg",

@@ -332,11 +332,7 @@ void ::thunder::import::detail::registerElementwiseConversions(ConversionTable &
   table["aten.logical_and.default"] = convertLogical<LogicalAndOp>;
   table["aten.logical_or.default"] = convertLogical<LogicalOrOp>;
   table["aten.logical_xor.default"] = convertLogical<LogicalXorOp>;
-  table["aten.bitwise_and.Tensor"] = convertLogical<LogicalAndOp>;
-  table["aten.bitwise_or.Tensor"] = convertLogical<LogicalOrOp>;
-  table["aten.bitwise_xor.Tensor"] = convertLogical<LogicalXorOp>;
   table["aten.logical_not.default"] = convertLogicalNot;
-  table["aten.bitwise_not.default"] = convertLogicalNot;
   table["aten.where.self"] = convertWhere;
   for (const char *op : {"aten.clamp.default", "aten.clamp.Tensor",
                          "aten.clamp_min.default", "aten.clamp_max.default"})

@@ -41,6 +41,9 @@ const ConversionTable &conversionTable() {
     registerDataMovementConversions(t);
     registerCompositeConversions(t);
     registerCreationConversions(t);
+    registerMathConversions(t);
+    registerIndexingConversions(t);
+    registerStatisticsConversions(t);
     return t;
   }();
   return table;
@@ -58,6 +61,51 @@ std::vector<std::string> supportedOps() {
     ops.push_back(entry.getKey().str());
   llvm::sort(ops);
   return ops;
+}
+
+/// Ops that Thunder does not support by design, with the reason.
+static const std::vector<std::pair<std::string, std::string>> &reasonTable() {
+  static const std::vector<std::pair<std::string, std::string>> table = [] {
+    const std::string random =
+        "draws random numbers from PyTorch's generator, whose stream a compiled program "
+        "cannot reproduce (Thunder compiles deterministic inference programs)";
+    const std::string backward =
+        "a backward (training) op; Thunder compiles inference programs";
+    std::vector<std::pair<std::string, std::string>> t = {
+        {"aten.nonzero.default",
+         "its output's shape is the number of nonzero elements, known only from the data; "
+         "compiled programs have shapes fixed by their inputs' sizes"},
+        {"aten._local_scalar_dense.default",
+         "reads a tensor element into a Python number (.item()), a data-dependent value "
+         "the host would have to wait for; compiled programs never read device data"},
+        {"aten.rand.default", random},
+        {"aten.randn.default", random},
+        {"aten.randperm.default", random},
+        {"aten._fft_r2c.default", "produces complex tensors; Thunder has no complex dtypes"},
+        {"aten._fft_c2r.default", "takes complex tensors; Thunder has no complex dtypes"},
+        {"aten._adaptive_avg_pool2d_backward.default", backward},
+        {"aten.avg_pool2d_backward.default", backward},
+        {"aten.convolution_backward.default", backward},
+        {"aten.embedding_dense_backward.default", backward},
+        {"aten.max_pool2d_with_indices_backward.default", backward},
+        {"aten.native_group_norm_backward.default", backward},
+        {"aten.native_layer_norm_backward.default", backward},
+    };
+    llvm::sort(t);
+    return t;
+  }();
+  return table;
+}
+
+std::string unsupportedReason(llvm::StringRef op) {
+  for (const auto &[name, reason] : reasonTable())
+    if (name == op)
+      return reason;
+  return "";
+}
+
+std::vector<std::pair<std::string, std::string>> unsupportedOpReasons() {
+  return reasonTable();
 }
 
 void registerImportDialects(DialectRegistry &registry) {
@@ -217,6 +265,8 @@ bool ProgramImporter::reportUnsupportedOps() {
                               << (nodes.size() == 1 ? " use" : " uses") << ")";
     if (!lines.empty())
       diag << " at " << llvm::join(lines, ", ");
+    if (std::string reason = unsupportedReason(op); !reason.empty())
+      diag << ": " << reason;
   }
   SmallVector<std::string> names;
   for (auto &entry : unsupported)

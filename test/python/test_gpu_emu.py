@@ -255,3 +255,81 @@ def test_launch_rewrite():
         "::thunder_emu::Launch(grid_for(n, kBlock, c), kBlock, 0, c.stream)(k, n, S, a0);\n"
         "::thunder_emu::Launch(g, b, smem, s)(softmax_rows_kernel<T, std::max<int>(1, 2)>, x);\n"
         "::thunder_emu::Launch(1, 1)(thunder_probe);\n")
+
+
+class EmptyDims(torch.nn.Module):
+    """Zero-size dims through the GPU kernels (issue 18's audit): a GEMM whose inner dim
+    is 0 is zeros (plus its bias), empty sums 0, empty products 1, empty means NaN, and
+    zero rows, columns or batches give empty results."""
+
+    OUTPUTS = ["mm_k0", "linear_k0", "bmm_k0", "sum_empty", "prod_empty", "mean_empty",
+               "sum_cols_empty", "mm_m0", "bmm_b0", "softmax_rows0", "cumsum_empty",
+               "layer_norm_rows0"]
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(5, 0))
+        self.b = torch.nn.Parameter(torch.randn(5))
+
+    def forward(self, a0, b0, x0, e, m0, w, bb):
+        return (a0 @ b0, F.linear(x0, self.w, self.b),
+                torch.bmm(a0.unsqueeze(0).expand(2, 3, 0), b0.unsqueeze(0).expand(2, 0, 4)),
+                e.sum(1), e.prod(1), e.mean(1), e.transpose(0, 1).sum(0), m0 @ w,
+                torch.bmm(bb, bb.transpose(1, 2)), m0.softmax(1), e.cumsum(1),
+                F.layer_norm(m0, (4,)))
+
+    @staticmethod
+    def inputs():
+        g = torch.Generator().manual_seed(3)
+        return (torch.randn(3, 0, generator=g), torch.randn(0, 4, generator=g),
+                torch.randn(2, 0, generator=g), torch.randn(3, 0, generator=g),
+                torch.randn(0, 4, generator=g), torch.randn(4, 5, generator=g),
+                torch.randn(0, 3, 4, generator=g))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_empty_dims(tmp_path_factory, flavour):
+    model, inputs = EmptyDims().eval(), EmptyDims.inputs()
+    exe, _, work = _emulated(tmp_path_factory, "empty_dims", model, inputs, flavour)
+    expected = _reference(model, inputs)
+    outs, _ = _run(exe, work, inputs, expected)
+    bad = [name for name, a, e in zip(EmptyDims.OUTPUTS, outs, expected)
+           if not (a.shape == e.shape and np.allclose(a, e, equal_nan=True))]
+    assert not bad, f"{flavour}: outputs differing from PyTorch: {bad}"
+
+
+class SortScatterMath(torch.nn.Module):
+    """The argsort and scatter kernels and the math functions added for Core ATen."""
+
+    OUTPUTS = ["sort", "sort_idx", "topk", "scatter_add", "scatter_amax", "scatter_mean",
+               "index_put_acc", "math", "atan2", "fmod", "bitwise"]
+
+    def forward(self, x, g, y, n):
+        s, i = torch.sort(x, stable=True, dim=1, descending=True)
+        m = (torch.asin(torch.tanh(x)) + torch.acos(torch.tanh(x)) + torch.atan(x) +
+             torch.sinh(x) + torch.cosh(x) + torch.asinh(x) + torch.acosh(x.abs() + 1) +
+             torch.atanh(torch.tanh(x) * 0.9) + torch.expm1(x) + torch.log2(x.abs()) +
+             torch.log10(x.abs()) + torch.tan(x * 0.3) + torch.round(x * 3) + torch.trunc(x * 3))
+        return (s, i, torch.topk(x, 3, -1)[0], torch.scatter_add(x, 1, g, y),
+                torch.scatter_reduce(x, 1, g, y, "amax", include_self=False),
+                torch.scatter_reduce(x, 1, g, y, "mean"),
+                x.index_put((g[0, :2] % 5,), y[0, :2, None].expand(2, 37), accumulate=True),
+                m, torch.atan2(x, y.sum(1, keepdim=True)), torch.fmod(x * 5, 1.5),
+                (n & 6) | (n ^ 3) | ~n)
+
+    @staticmethod
+    def inputs():
+        gen = torch.Generator().manual_seed(4)
+        return (torch.randn(5, 37, generator=gen), torch.randint(0, 37, (5, 9), generator=gen),
+                torch.randn(5, 9, generator=gen), torch.randint(-50, 50, (5, 37), generator=gen))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_sort_scatter_and_math(tmp_path_factory, flavour):
+    model, inputs = SortScatterMath().eval(), SortScatterMath.inputs()
+    exe, _, work = _emulated(tmp_path_factory, "sort_scatter_math", model, inputs, flavour)
+    expected = _reference(model, inputs)
+    outs, _ = _run(exe, work, inputs, expected)
+    bad = [name for name, a, e in zip(SortScatterMath.OUTPUTS, outs, expected)
+           if not _close(a, e)]
+    assert not bad, f"{flavour}: outputs differing from PyTorch: {bad}"

@@ -34,14 +34,9 @@ INTS = [I64, I32]
 # name ("bfloat16"), or "a,b" for the binary family's pairs. Each one is a compiler bug or
 # gap with a reproducer in the report that added it.
 # ---------------------------------------------------------------------------------------
-_BITWISE_INT = ("importer: bitwise ops on integer tensors are not supported, only on bool "
-                "('aten.bitwise_and.Tensor: bitwise ops on integer tensors are not supported')")
 _DIVISOR = ("importer: avg_pool with divisor_override is not supported "
             "('aten.avg_pool2d.default: avg_pool with divisor_override is not supported')")
 XFAIL: dict[tuple[str, str, str], str] = {
-    **{("unary", "bitwise_not", t): _BITWISE_INT for t in ("int64", "int32")},
-    **{("compare", op, t): _BITWISE_INT
-       for op in ("bitwise_and", "bitwise_or", "bitwise_xor") for t in ("int64", "int32")},
     **{("pool", "avg_pool2d_divisor", t): _DIVISOR
        for t in ("float32", "float64", "bfloat16", "float16")},
 }
@@ -472,6 +467,145 @@ def move(dtype):
                  make((10, 6), dtype, seed=3))
 
 
+def math(dtype):
+    """Trigonometric and hyperbolic functions and inverses, expm1, log2/log10, rounding,
+    sign, isnan/isinf, atan2, fmod, elu/leaky_relu; bitwise ops on integers."""
+    if not dtype.is_floating_point:
+        ops = {
+            "sign": lambda x, p, u: torch.sign(x), "trunc": lambda x, p, u: torch.trunc(x),
+            "round": lambda x, p, u: torch.round(x), "fmod": lambda x, p, u: torch.fmod(x, p),
+            "fmod_scalar": lambda x, p, u: torch.fmod(x, 4),
+            "isnan": lambda x, p, u: torch.isnan(x), "isinf": lambda x, p, u: torch.isinf(x),
+            "and": lambda x, p, u: x & p, "or": lambda x, p, u: x | p,
+            "xor": lambda x, p, u: x ^ p, "not": lambda x, p, u: ~x,
+            "and_scalar": lambda x, p, u: x & 6, "or_scalar": lambda x, p, u: x | 3,
+            "xor_scalar": lambda x, p, u: x ^ 5, "bool_xor": lambda x, p, u: (x > 0) ^ (p > 4),
+            "sinh_int": lambda x, p, u: torch.sinh(x), "atan_int": lambda x, p, u: torch.atan(x),
+            "atan2_int": lambda x, p, u: torch.atan2(x, p),
+        }
+        return ops, (make((3, 4, 7), dtype, layout="transposed"),
+                     make((4, 7), dtype, "positive", seed=1), make((0, 7), dtype))
+    ops = {
+        "tan": lambda x, p, u: torch.tan(x * 0.4), "asin": lambda x, p, u: torch.asin(u - 1),
+        "acos": lambda x, p, u: torch.acos(u - 1), "atan": lambda x, p, u: torch.atan(x * 3),
+        "sinh": lambda x, p, u: torch.sinh(x), "cosh": lambda x, p, u: torch.cosh(x),
+        "asinh": lambda x, p, u: torch.asinh(x * 5), "acosh": lambda x, p, u: torch.acosh(p + 1),
+        "atanh": lambda x, p, u: torch.atanh(u - 1), "expm1": lambda x, p, u: torch.expm1(x),
+        "log2": lambda x, p, u: torch.log2(p), "log10": lambda x, p, u: torch.log10(p),
+        "trunc": lambda x, p, u: torch.trunc(x * 3), "round": lambda x, p, u: torch.round(x * 3),
+        "round_half": lambda x, p, u: torch.round(torch.floor(x * 4) + 0.5),
+        "sign": lambda x, p, u: torch.sign(x), "isnan": lambda x, p, u: torch.isnan(torch.log(x)),
+        "isinf": lambda x, p, u: torch.isinf(torch.exp(x * 200)),
+        "atan2": lambda x, p, u: torch.atan2(x, u - 1), "fmod": lambda x, p, u: torch.fmod(x * 4, p),
+        "fmod_scalar": lambda x, p, u: torch.fmod(x * 4, 1.5),
+        "elu": lambda x, p, u: F.elu(x), "elu_alpha": lambda x, p, u: F.elu(x, 0.5),
+        "selu": lambda x, p, u: F.selu(x), "celu": lambda x, p, u: F.celu(x, 2.0),
+        "leaky_relu": lambda x, p, u: F.leaky_relu(x, 0.2),
+        "empty_tan": lambda x, p, u: torch.sinh(x[:, :0]),
+    }
+    return ops, (make((3, 4, 7), dtype, layout="transposed"), make((4, 7), dtype, "positive"),
+                 make((4, 1), dtype, "unit", seed=2))
+
+
+def index_ops(dtype):
+    """Sorting, scattering and the constant index maps (flip, repeat, index padding,
+    diagonal, as_strided, slice/select/masked scatter), with empty dims."""
+    ops = {
+        "sort": lambda x, g, s, y, m, e: torch.sort(x, stable=True, dim=-1),
+        "sort_desc": lambda x, g, s, y, m, e: torch.sort(x, stable=True, dim=1, descending=True),
+        "argsort": lambda x, g, s, y, m, e: torch.argsort(x, stable=True, dim=0),
+        "topk": lambda x, g, s, y, m, e: torch.topk(x, 2, -1)[0],
+        "topk_smallest": lambda x, g, s, y, m, e: torch.topk(x, 3, 1, largest=False)[0],
+        "kthvalue": lambda x, g, s, y, m, e: torch.kthvalue(x, 2, 1)[0],
+        "flip": lambda x, g, s, y, m, e: torch.flip(x, (0, 2)),
+        "repeat": lambda x, g, s, y, m, e: x[:, :2].repeat(2, 1, 3),
+        "repeat_new_dims": lambda x, g, s, y, m, e: x[0].repeat(2, 1, 2),
+        "diagonal": lambda x, g, s, y, m, e: torch.diagonal(x, 0, 1, 2),
+        "diagonal_offset": lambda x, g, s, y, m, e: torch.diagonal(x, 1, 2, 1),
+        "diagonal_neg": lambda x, g, s, y, m, e: torch.diagonal(x, -2, 0, 1),
+        "as_strided": lambda x, g, s, y, m, e: x.contiguous().as_strided((2, 3), (4, 2), 1),
+        "scatter": lambda x, g, s, y, m, e: torch.scatter(x, 2, g, y),
+        "scatter_value": lambda x, g, s, y, m, e: torch.scatter(x, 2, g, 2),
+        "scatter_add": lambda x, g, s, y, m, e: torch.scatter_add(x, 2, g, y),
+        "scatter_amax": lambda x, g, s, y, m, e: torch.scatter_reduce(x, 2, g, y, "amax"),
+        "scatter_amin_excl": lambda x, g, s, y, m, e: torch.scatter_reduce(
+            x, 2, g, y, "amin", include_self=False),
+        "scatter_prod": lambda x, g, s, y, m, e: torch.scatter_reduce(x, 2, g, y, "prod"),
+        "scatter_sum_excl": lambda x, g, s, y, m, e: torch.scatter_reduce(
+            x, 2, g, y, "sum", include_self=False),
+        "index_put": lambda x, g, s, y, m, e: x.index_put((s,), x[0] * 2),
+        "index_put_acc": lambda x, g, s, y, m, e: x.index_put((s, s), y[0, 0, :1],
+                                                               accumulate=True),
+        "index_put_mask": lambda x, g, s, y, m, e: x.index_put((m,), torch.tensor(3).to(x.dtype)),
+        "index_put_mid": lambda x, g, s, y, m, e: _set_columns(x, s),
+        "slice_scatter": lambda x, g, s, y, m, e: torch.slice_scatter(x, x[:, :2] * 2, 1, 1, 4, 2),
+        "select_scatter": lambda x, g, s, y, m, e: torch.select_scatter(x, x[:, 0] * 3, 1, -1),
+        "masked_scatter": lambda x, g, s, y, m, e: x.masked_scatter(m, y * 3),
+        "empty_sort": lambda x, g, s, y, m, e: torch.sort(e, stable=True, dim=0),
+        "empty_flip": lambda x, g, s, y, m, e: torch.flip(e, (0, 1)),
+        "empty_scatter": lambda x, g, s, y, m, e: torch.scatter_add(x, 2, g[:, :, :0], y[:, :, :0]),
+    }
+    if dtype.is_floating_point:
+        ops.update({
+            "pad_reflect_2d": lambda x, g, s, y, m, e: F.pad(x, (2, 1, 1, 3), mode="reflect"),
+            "pad_replicate_2d": lambda x, g, s, y, m, e: F.pad(x, (1, 2, 3, 0), mode="replicate"),
+            "pad_reflect_3d": lambda x, g, s, y, m, e: F.pad(x[None], (1, 1, 2, 0, 1, 1),
+                                                              mode="reflect"),
+            "pad_replicate_3d": lambda x, g, s, y, m, e: F.pad(x[None], (1, 0, 0, 2, 1, 1),
+                                                                mode="replicate"),
+            "nearest": lambda x, g, s, y, m, e: F.interpolate(x[None], scale_factor=2),
+            "nearest_size": lambda x, g, s, y, m, e: F.interpolate(x[None], size=(7, 3)),
+            "bilinear": lambda x, g, s, y, m, e: F.interpolate(x[None], size=(7, 9),
+                                                               mode="bilinear"),
+            "bilinear_corners": lambda x, g, s, y, m, e: F.interpolate(
+                x[None], scale_factor=1.5, mode="bilinear", align_corners=True),
+            "bilinear_down": lambda x, g, s, y, m, e: F.interpolate(x[None], size=(3, 2),
+                                                                    mode="bilinear"),
+            "scatter_mean": lambda x, g, s, y, m, e: torch.scatter_reduce(x, 2, g, y, "mean"),
+        })
+    else:
+        ops["topk_idx"] = lambda x, g, s, y, m, e: torch.topk(x * 0 + torch.arange(5), 2)[1]
+    kind = "normal" if dtype.is_floating_point else "normal"
+    return ops, (make((3, 4, 5), dtype, kind, layout="transposed"), index((3, 4, 3), 5),
+                 index((2,), 3, seed=1), make((3, 4, 3), dtype, seed=2),
+                 make((3, 4, 5), BOOL, seed=3), make((0, 3), dtype, seed=4))
+
+
+def _set_columns(x, s):
+    """`x[:, s] += 2` on a copy: index_put with a None before the index tensor."""
+    y = x.clone()
+    y[:, s] += 2
+    return y
+
+
+def stats(dtype):
+    """var, group norm, batch norm with batch statistics, distances and vector norms,
+    empty/fill/copy."""
+    ops = {
+        "var": lambda x, a, b, w: x.var(), "var_dim": lambda x, a, b, w: x.var(1),
+        "var_biased": lambda x, a, b, w: torch.var(x, (0, 2), correction=0, keepdim=True),
+        "var_corr2": lambda x, a, b, w: torch.var(x, -1, correction=2),
+        "std": lambda x, a, b, w: x.std(-1),
+        "group_norm": lambda x, a, b, w: F.group_norm(x.transpose(0, 1)[None], 2, w[:4], w[4:8]),
+        "group_norm_plain": lambda x, a, b, w: F.group_norm(x.transpose(0, 1)[None], 4),
+        "batch_norm_train": lambda x, a, b, w: F.batch_norm(x, None, None, w[:4], w[4:8],
+                                                            training=True),
+        "cdist": lambda x, a, b, w: torch.cdist(a, b),
+        "cdist_p1": lambda x, a, b, w: torch.cdist(a, b, p=1),
+        "cdist_inf": lambda x, a, b, w: torch.cdist(a, b, p=float("inf")),
+        "cdist_p3": lambda x, a, b, w: torch.cdist(a, b, p=3),
+        "pdist": lambda x, a, b, w: F.pdist(a[0]),
+        "vector_norm": lambda x, a, b, w: torch.linalg.vector_norm(x, dim=-1),
+        "vector_norm_3": lambda x, a, b, w: torch.linalg.vector_norm(x, 3, dim=(0, 1)),
+        "vector_norm_inf": lambda x, a, b, w: torch.linalg.vector_norm(x, float("inf")),
+        "fill": lambda x, a, b, w: torch.empty(3, 4, dtype=x.dtype).fill_(2.5),
+        "copy": lambda x, a, b, w: torch.zeros(3, 4, 5, dtype=x.dtype).copy_(x[0, 0]),
+        "empty_var": lambda x, a, b, w: x[:, :, :0].var(-1),
+    }
+    return ops, (make((3, 4, 5), dtype, layout="transposed"), make((2, 5, 3), dtype, seed=1),
+                 make((2, 4, 3), dtype, seed=2), make((8,), dtype, seed=3))
+
+
 #: Every dtype a tensor may be converted to (float8 from floating sources only).
 CONVERT_TARGETS = [F32, F64, BF16, F16, I64, I32, torch.int8, BOOL]
 
@@ -583,8 +717,9 @@ def run_family(family: str, build, dtype, cache_dir, only: str | None = None) ->
 
 FAMILIES = {"unary": unary, "binary": binary, "compare": compare, "reduce": reduce,
             "matmul": matmul, "conv": conv, "pool": pool, "norm": norm,
-            "attention": attention, "move": move, "convert": convert,
-            "attention_shapes": attention_shapes, "conv_shapes": conv_shapes}
+             "attention": attention, "move": move, "convert": convert, "math": math,
+             "index": index_ops, "stats": stats,
+             "attention_shapes": attention_shapes, "conv_shapes": conv_shapes}
 
 
 def ids(dtypes) -> list[str]:
@@ -805,6 +940,21 @@ def test_convert(dtype, cache_dir):
     run_family("convert", convert, dtype, cache_dir)
 
 
+@pytest.mark.parametrize("dtype", FLOATS + INTS, ids=ids(FLOATS + INTS))
+def test_math(dtype, cache_dir):
+    run_family("math", math, dtype, cache_dir)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS, ids=ids(FLOATS + INTS))
+def test_sort_scatter_index_maps(dtype, cache_dir):
+    run_family("index", index_ops, dtype, cache_dir)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+def test_statistics(dtype, cache_dir):
+    run_family("stats", stats, dtype, cache_dir)
+
+
 def _dtype_from_key(key: str):
     dtypes = tuple(getattr(torch, name) for name in key.split(","))
     return dtypes if len(dtypes) > 1 else dtypes[0]
@@ -821,3 +971,56 @@ def test_xfail_table_names_real_ops():
     for family, op, key in XFAIL:
         ops, _ = FAMILIES[family](_dtype_from_key(key))
         assert op in ops, (family, op, key)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64], ids=ids([F32, F64]))
+@pytest.mark.parametrize("case", ["embedding_bag_sum", "embedding_bag_mean", "embedding_bag_max",
+                                  "embedding_bag_weights", "embedding_bag_last", "fold",
+                                  "fold_strided", "grid_bilinear", "grid_nearest",
+                                  "grid_border_corners"])
+def test_bags_folds_and_grid_sampling(case, dtype, cache_dir):
+    """_embedding_bag (a scatter into bags, empty bags 0), col2im (a scatter-add with
+    constant indices) and grid_sampler_2d (gathers at computed corners)."""
+    weight = make((10, 3), dtype, seed=1)
+    idx = torch.tensor([1, 4, 4, 9, 0, 2, 7])
+    offsets = torch.tensor([0, 2, 2, 5])
+    grid = (torch.rand(2, 3, 4, 2, generator=torch.Generator().manual_seed(5)) * 2.4 - 1.2)
+    fns = {
+        "embedding_bag_sum": (lambda w, i, o: F.embedding_bag(i, w, o, mode="sum"),
+                              (weight, idx, offsets)),
+        "embedding_bag_mean": (lambda w, i, o: F.embedding_bag(i, w, o, mode="mean"),
+                               (weight, idx, offsets)),
+        "embedding_bag_max": (lambda w, i, o: F.embedding_bag(i, w, o, mode="max"),
+                              (weight, idx, offsets)),
+        "embedding_bag_weights": (lambda w, i, o, s: F.embedding_bag(
+            i, w, o, mode="sum", per_sample_weights=s), (weight, idx, offsets,
+                                                         make((7,), dtype, seed=2))),
+        "embedding_bag_last": (lambda w, i, o: F.embedding_bag(
+            i, w, o, mode="sum", include_last_offset=True, padding_idx=4),
+            (weight, idx, torch.tensor([0, 2, 3, 7]))),
+        "fold": (lambda x: F.fold(x, (4, 5), (2, 2)), (make((2, 12, 12), dtype),)),
+        "fold_strided": (lambda x: F.fold(x, (5, 6), (2, 3), dilation=(1, 2), padding=1,
+                                          stride=(2, 1)), (make((1, 6, 12), dtype),)),
+        "grid_bilinear": (lambda x, g: F.grid_sample(x, g, align_corners=False),
+                          (make((2, 3, 5, 6), dtype), grid.to(dtype))),
+        "grid_nearest": (lambda x, g: F.grid_sample(x, g, mode="nearest", align_corners=False),
+                         (make((2, 3, 5, 6), dtype), grid.to(dtype))),
+        "grid_border_corners": (lambda x, g: F.grid_sample(x, g, padding_mode="border",
+                                                           align_corners=True),
+                                (make((2, 3, 5, 6), dtype), grid.to(dtype))),
+    }
+    fn, inputs = fns[case]
+    _check_like_eager(fn, inputs, cache_dir, f"bag_fold_grid_{case}_{dtype_key(dtype)}")
+
+
+def test_unsupported_by_design_says_why(cache_dir):
+    """An op that cannot be compiled (a data-dependent output shape) is refused with the
+    reason, not only its name."""
+    model = _Lambda(lambda x: torch.nonzero(x)).eval()
+    with pytest.raises(thunder.ImportError) as raised:
+        thunder.compile(model, (make((3, 2), torch.float32),), dynamic=False,
+                        cache_dir=cache_dir, progress=False, fallback="error") \
+            if "fallback" in thunder.compile.__code__.co_varnames else \
+            thunder.compile(model, (make((3, 2), torch.float32),), dynamic=False,
+                            cache_dir=cache_dir, progress=False)
+    assert "known only from the data" in str(raised.value)

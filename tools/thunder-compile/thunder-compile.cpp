@@ -132,6 +132,11 @@ static cl::opt<bool> examine(
 static cl::opt<bool> listOps("list-ops",
                              cl::desc("List the ATen ops Thunder imports"),
                              cl::init(false), cl::cat(category));
+static cl::opt<bool> listUnsupported(
+    "list-unsupported",
+    cl::desc("List the ATen ops Thunder does not support by design, with the reason "
+             "(tab-separated)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("Print weight bytes in the IR (by default blobs larger than 64 "
@@ -169,6 +174,11 @@ int main(int argc, char **argv) {
   if (listOps) {
     for (const std::string &op : thunder::import::supportedOps())
       outs() << op << "\n";
+    return 0;
+  }
+  if (listUnsupported) {
+    for (const auto &[op, reason] : thunder::import::unsupportedOpReasons())
+      outs() << op << "\t" << reason << "\n";
     return 0;
   }
   if (listTargets) {

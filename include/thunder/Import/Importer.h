@@ -63,6 +63,13 @@ bool isSupportedOp(llvm::StringRef op);
 /// Every op the importer converts, sorted.
 std::vector<std::string> supportedOps();
 
+/// Why `op` cannot be supported (data-dependent shapes, random numbers,
+/// complex numbers, training-only), or "" for an op that is merely not done.
+std::string unsupportedReason(llvm::StringRef op);
+
+/// Every op with a reason in unsupportedReason, with that reason, sorted.
+std::vector<std::pair<std::string, std::string>> unsupportedOpReasons();
+
 /// A report on a program without importing it (thunder.examine,
 /// `thunder-compile --examine`).
 struct ExamineReport {

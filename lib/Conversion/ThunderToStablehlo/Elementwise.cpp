@@ -49,6 +49,22 @@ void addDirect(RewritePatternSet &patterns, StringRef name, bool opmath = false)
   });
 }
 
+/// Registers `ThunderOp` -> `chlo.<name>` of its operand, in opmath (the
+/// inverse and hyperbolic functions StableHLO lacks; XLA expands them).
+template <typename ThunderOp>
+void addChlo(RewritePatternSet &patterns, StringRef name) {
+  std::string op = ("chlo." + name).str();
+  addLowering<ThunderOp>(patterns, [op](ThunderOp, auto adaptor,
+                                        HloBuilder &h) -> FailureOr<Value> {
+    return inOpmath(h, adaptor.getOperands(), [&](ValueRange args) {
+      OperationState state(h.location(), op);
+      state.addOperands(args);
+      state.addTypes(args.front().getType());
+      return h.builder().create(state)->getResult(0);
+    });
+  });
+}
+
 /// `erf`: CHLO's erf, which XLA expands with its own polynomial (StableHLO
 /// has no erf; jax emits the same op).
 Value erf(HloBuilder &h, Value x) {
@@ -197,6 +213,41 @@ void mlir::thunder::stablehlo::populateElementwisePatterns(
   addDirect<SinOp>(patterns, "sine", true);
   addDirect<CosOp>(patterns, "cosine", true);
   addDirect<PowOp>(patterns, "power", true);
+  addDirect<Atan2Op>(patterns, "atan2", true);
+  addDirect<Expm1Op>(patterns, "exponential_minus_one", true);
+  addDirect<RoundOp>(patterns, "round_nearest_even");
+  // stablehlo.remainder has the dividend's sign: torch.fmod.
+  addDirect<FmodOp>(patterns, "remainder");
+  addDirect<BitwiseAndOp>(patterns, "and");
+  addDirect<BitwiseOrOp>(patterns, "or");
+  addDirect<BitwiseXorOp>(patterns, "xor");
+  addDirect<BitwiseNotOp>(patterns, "not");
+  addChlo<TanOp>(patterns, "tan");
+  addChlo<AsinOp>(patterns, "asin");
+  addChlo<AcosOp>(patterns, "acos");
+  addChlo<AtanOp>(patterns, "atan");
+  addChlo<SinhOp>(patterns, "sinh");
+  addChlo<CoshOp>(patterns, "cosh");
+  addChlo<AsinhOp>(patterns, "asinh");
+  addChlo<AcoshOp>(patterns, "acosh");
+  addChlo<AtanhOp>(patterns, "atanh");
+  addLowering<Log2Op>(patterns, [](Log2Op, Log2Op::Adaptor adaptor,
+                                   HloBuilder &h) -> FailureOr<Value> {
+    return inOpmath(h, adaptor.getOperand(), [&](ValueRange args) {
+      return h.mul(h.unary("log", args[0]), h.splatLike(args[0], 1.0 / M_LN2));
+    });
+  });
+  addLowering<Log10Op>(patterns, [](Log10Op, Log10Op::Adaptor adaptor,
+                                    HloBuilder &h) -> FailureOr<Value> {
+    return inOpmath(h, adaptor.getOperand(), [&](ValueRange args) {
+      return h.mul(h.unary("log", args[0]), h.splatLike(args[0], 1.0 / M_LN10));
+    });
+  });
+  addLowering<TruncOp>(patterns, [](TruncOp, TruncOp::Adaptor adaptor,
+                                    HloBuilder &h) -> FailureOr<Value> {
+    Value x = adaptor.getOperand();
+    return h.mul(h.unary("sign", x), h.unary("floor", h.unary("abs", x)));
+  });
 
   addLowering<ReluOp>(patterns, [](ReluOp, ReluOp::Adaptor adaptor,
                                    HloBuilder &h) -> FailureOr<Value> {

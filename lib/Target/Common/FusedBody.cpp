@@ -75,6 +75,27 @@ FailureOr<std::string> elementwiseExpr(Operation *op, llvm::StringRef C,
       .Case([&](FloorOp) { return call("std::floor"); })
       .Case([&](CeilOp) { return call("std::ceil"); })
       .Case([&](SiluOp) { return mathCall("silu", "silu"); })
+      .Case([&](TanOp) { return call("std::tan"); })
+      .Case([&](AsinOp) { return call("std::asin"); })
+      .Case([&](AcosOp) { return call("std::acos"); })
+      .Case([&](AtanOp) { return call("std::atan"); })
+      .Case([&](SinhOp) { return call("std::sinh"); })
+      .Case([&](CoshOp) { return call("std::cosh"); })
+      .Case([&](AsinhOp) { return call("std::asinh"); })
+      .Case([&](AcoshOp) { return call("std::acosh"); })
+      .Case([&](AtanhOp) { return call("std::atanh"); })
+      .Case([&](Expm1Op) { return call("std::expm1"); })
+      .Case([&](Log2Op) { return call("std::log2"); })
+      .Case([&](Log10Op) { return call("std::log10"); })
+      .Case([&](TruncOp) { return call("std::trunc"); })
+      // rint rounds in the current mode, which is to nearest, ties to even.
+      .Case([&](RoundOp) { return call("std::rint"); })
+      .Case([&](Atan2Op) { return call2("std::atan2"); })
+      .Case([&](FmodOp) { return call2("c_fmod"); })
+      .Case([&](BitwiseAndOp) { return "(" + a + " & " + b + ")"; })
+      .Case([&](BitwiseOrOp) { return "(" + a + " | " + b + ")"; })
+      .Case([&](BitwiseXorOp) { return "(" + a + " ^ " + b + ")"; })
+      .Case([&](BitwiseNotOp) { return "(~" + a + ")"; })
       .Case([&](GeluOp g) {
         llvm::StringRef fn =
             g.getApproximate() == GeluApproximation::Tanh ? "gelu_tanh" : "gelu";

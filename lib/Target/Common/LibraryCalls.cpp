@@ -4,6 +4,7 @@
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/FusedBody.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -195,6 +196,27 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
       .Case([&](CumsumOp x) {
         os << I << "cumsum(" << C << name(x.getInput()) << ", " << dims(x) << ", " << rank(x)
            << ", " << x.getDim() << ", " << name(x) << ");\n";
+        return true;
+      })
+      .Case([&](ArgSortOp x) {
+        os << I << "argsort(" << C << name(x.getInput()) << ", " << dims(x.getInput()) << ", "
+           << rank(x) << ", " << x.getDim() << ", " << b(x.getDescending()) << ", " << name(x)
+           << ");\n";
+        return true;
+      })
+      .Case([&](ScatterOp x) {
+        // Scatter's enum order is that of ScatterOp's reduce names.
+        int reduce = llvm::StringSwitch<int>(x.getReduce())
+                         .Case("sum", 1)
+                         .Case("prod", 2)
+                         .Case("amax", 3)
+                         .Case("amin", 4)
+                         .Case("mean", 5)
+                         .Default(0);
+        os << I << "scatter(" << C << name(x.getInput()) << ", " << dims(x.getInput()) << ", "
+           << rank(x) << ", " << x.getDim() << ", " << name(x.getIndex()) << ", "
+           << dims(x.getIndex()) << ", " << name(x.getSrc()) << ", " << dims(x.getSrc()) << ", "
+           << reduce << ", " << b(x.getIncludeSelf()) << ", " << name(x) << ");\n";
         return true;
       })
       .Case([&](MatmulOp m) {

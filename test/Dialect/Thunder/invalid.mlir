@@ -1299,3 +1299,57 @@ func.func @cumsum_c1(%x: tensor<4x8xi64>) -> tensor<4x8xi64> {
   %r = thunder.cumsum %x dim = 2 : tensor<4x8xi64>
   return %r : tensor<4x8xi64>
 }
+
+// -----
+
+// argsort_c1: dim out of range.
+func.func @argsort_c1(%x: tensor<4x8xf32>) -> tensor<4x8xi64> {
+  // expected-error @+1 {{expects dim in [0, 2), got 2}}
+  %r = thunder.argsort %x dim = 2 : tensor<4x8xf32> -> tensor<4x8xi64>
+  return %r : tensor<4x8xi64>
+}
+
+// -----
+
+// argsort_c2: a result of another shape.
+func.func @argsort_c2(%x: tensor<4x8xf32>) -> tensor<4x7xi64> {
+  // expected-error @+1 {{expects a result of the input's shape}}
+  %r = thunder.argsort %x dim = 1 : tensor<4x8xf32> -> tensor<4x7xi64>
+  return %r : tensor<4x7xi64>
+}
+
+// -----
+
+// scatter_c1: index of another rank.
+func.func @scatter_c1(%x: tensor<4x8xf32>, %i: tensor<2xi64>, %s: tensor<2xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects input, index and src of one rank, got 2, 1 and 1}}
+  %r = thunder.scatter %x, %i, %s dim = 0 : (tensor<4x8xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// scatter_c2: dim out of range.
+func.func @scatter_c2(%x: tensor<4x8xf32>, %i: tensor<2x8xi64>, %s: tensor<2x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects dim in [0, 2), got 2}}
+  %r = thunder.scatter %x, %i, %s dim = 2 : (tensor<4x8xf32>, tensor<2x8xi64>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// scatter_c3: index larger than src.
+func.func @scatter_c3(%x: tensor<4x8xf32>, %i: tensor<2x8xi64>, %s: tensor<2x4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects index dim 1 (8) to be at most src's and input's}}
+  %r = thunder.scatter %x, %i, %s dim = 0 : (tensor<4x8xf32>, tensor<2x8xi64>, tensor<2x4xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// scatter_c4: an unknown reduction.
+func.func @scatter_c4(%x: tensor<4x8xf32>, %i: tensor<2x8xi64>, %s: tensor<2x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects reduce none, sum, prod, amax, amin or mean, got 'max'}}
+  %r = thunder.scatter %x, %i, %s dim = 0 reduce = "max" : (tensor<4x8xf32>, tensor<2x8xi64>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -117,20 +117,20 @@ TEST(ImporterTest, RejectsAnUnsupportedDtypeNamingTheTensor) {
 
 TEST(ImporterTest, ReportsEveryUnsupportedOpAtOnceWithSourceLines) {
   std::string other =
-      R"({"target": "torch.ops.aten.sort.default", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1}],
+      R"({"target": "torch.ops.aten.cumprod.default", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1}],
       "outputs": [{"as_tensor": {"name": "s"}}, {"as_tensor": {"name": "s_unused_1"}}],
       "metadata": {"stack_trace": "File \"/home/user/model.py\", line 11, in forward"}, "name": "s"},)";
   Result r = import(program("torch.ops.aten.cummax.default", 8, 7, "ATEN", other));
   EXPECT_FALSE(r.ok);
   std::string all = r.all();
-  EXPECT_TRUE(contains(all, "unsupported op aten.sort.default (1 use) at "
+  EXPECT_TRUE(contains(all, "unsupported op aten.cumprod.default (1 use) at "
                             "/home/user/model.py:11"))
       << all;
   EXPECT_TRUE(contains(all, "unsupported op aten.cummax.default (1 use) at "
                             "/home/user/model.py:12"))
       << all;
   EXPECT_TRUE(contains(all, "2 ops are not supported by Thunder: "
-                            "aten.sort.default, aten.cummax.default"))
+                            "aten.cumprod.default, aten.cummax.default"))
       << all;
   // The location is the user's line.
   EXPECT_TRUE(contains(all, "/home/user/model.py\":11")) << all;
@@ -239,7 +239,7 @@ TEST(ImporterTest, SupportedOpsAreSorted) {
   std::vector<std::string> ops = supportedOps();
   EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
   EXPECT_TRUE(isSupportedOp("aten.add.Tensor"));
-  EXPECT_FALSE(isSupportedOp("aten.sort.default"));
+  EXPECT_FALSE(isSupportedOp("aten.cumprod.default"));
 }
 
 } // namespace

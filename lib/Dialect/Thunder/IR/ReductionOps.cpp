@@ -104,3 +104,16 @@ LogicalResult CumsumOp::verify() {
                                               << "), got " << dim;
   return success();
 }
+
+LogicalResult ArgSortOp::verify() {
+  auto input = getInput().getType();
+  int64_t rank = input.getRank(), dim = static_cast<int64_t>(getDim());
+  // argsort_c1
+  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
+    return emitOpError("expects dim in [0, ") << std::max<int64_t>(rank, 1) << "), got "
+                                              << dim;
+  // argsort_c2
+  if (getType().getShape() != input.getShape())
+    return emitOpError("expects a result of the input's shape");
+  return success();
+}

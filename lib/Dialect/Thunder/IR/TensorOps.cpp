@@ -413,3 +413,36 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
       ::thunder::embeddingShape(toShape(weight), toShape(indices)),
       weight.getElementType(), inferred);
 }
+
+//===----------------------------------------------------------------------===//
+// ScatterOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterOp::verify() {
+  auto input = getInput().getType(), index = getIndex().getType(),
+       src = getSrc().getType();
+  // scatter_c1
+  if (input.getRank() != index.getRank() || src.getRank() != index.getRank())
+    return emitOpError("expects input, index and src of one rank, got ")
+           << input.getRank() << ", " << index.getRank() << " and " << src.getRank();
+  // scatter_c2
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= std::max<int64_t>(input.getRank(), 1))
+    return emitOpError("expects dim in [0, ") << std::max<int64_t>(input.getRank(), 1)
+                                              << "), got " << dim;
+  // scatter_c3
+  for (int64_t d = 0; d < index.getRank(); ++d) {
+    int64_t idx = index.getDimSize(d), s = src.getDimSize(d), in = input.getDimSize(d);
+    auto exceeds = [&](int64_t bound) {
+      return !ShapedType::isDynamic(idx) && !ShapedType::isDynamic(bound) && idx > bound;
+    };
+    if (exceeds(s) || (d != dim && exceeds(in)))
+      return emitOpError("expects index dim ")
+             << d << " (" << idx << ") to be at most src's" << (d != dim ? " and input's" : "");
+  }
+  // scatter_c4
+  if (!llvm::is_contained({"none", "sum", "prod", "amax", "amin", "mean"}, getReduce()))
+    return emitOpError("expects reduce none, sum, prod, amax, amin or mean, got '")
+           << getReduce() << "'";
+  return success();
+}

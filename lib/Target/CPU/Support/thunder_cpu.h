@@ -505,6 +505,48 @@ void cumsum(const T *in, const i64 *shape, int rank, int dim, T *out) {
     }
 }
 
+/// The stable sorting permutation of every line along `dim` (argsort).
+template <class T>
+void argsort(const T *in, const i64 *shape, int rank, int dim, bool descending, i64 *out) {
+  i64 outer = numel(shape, dim), size = rank ? shape[dim] : 1;
+  i64 inner = rank ? numel(shape + dim + 1, rank - dim - 1) : 1;
+#pragma omp parallel for if (outer * inner * size > 65536)
+  for (i64 line = 0; line < outer * inner; ++line) {
+    i64 o = line / inner, i = line % inner;
+    const T *base = in + o * size * inner + i;
+    std::vector<i64> order(size);
+    for (i64 k = 0; k < size; ++k)
+      order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](i64 a, i64 b) {
+      return sorts_before(cv(base[a * inner]), cv(base[b * inner]), descending);
+    });
+    for (i64 k = 0; k < size; ++k)
+      out[o * size * inner + i + k * inner] = order[k];
+  }
+}
+
+/// torch.scatter_reduce: `out` is the input with `src` scattered in along `dim`.
+template <class T, class I>
+void scatter(const T *in, const i64 *in_shape, int rank, int dim, const I *index,
+             const i64 *index_shape, const T *src, const i64 *src_shape, int reduce,
+             bool include_self, T *out) {
+  ScatterInfo g{rank, dim, {}, {}, {}, {}, {}};
+  for (int d = 0; d < rank; ++d) {
+    g.index_shape[d] = index_shape[d];
+    g.in_shape[d] = in_shape[d];
+  }
+  strides_of(in_shape, rank, g.in_stride);
+  strides_of(index_shape, rank, g.index_stride);
+  strides_of(src_shape, rank, g.src_stride);
+  if (out != in)
+    std::copy(in, in + numel(in_shape, rank), out);
+  i64 k = rank ? index_shape[dim] : 1;
+  i64 lines = k ? numel(index_shape, rank) / k : 0;
+#pragma omp parallel for if (numel(index_shape, rank) > 65536)
+  for (i64 line = 0; line < lines; ++line)
+    scatter_line(g, line, index, src, static_cast<Scatter>(reduce), include_self, out);
+}
+
 //===--------------------------------------------------------------------===//
 // Matmul (CBLAS for f32/f64; loops with f32/f64 accumulation otherwise)
 //===--------------------------------------------------------------------===//

@@ -156,6 +156,13 @@ template <class T> THUNDER_HD inline T py_remainder(T a, T b) {
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   }
 }
+/// C's remainder (the sign of the dividend), torch.fmod.
+template <class T> THUNDER_HD inline T c_fmod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::fmod(a, b);
+  else
+    return b == 0 ? T(0) : T(a % b);
+}
 template <class T> THUNDER_HD inline T power(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::pow(a, b);
@@ -225,6 +232,110 @@ template <class A> THUNDER_HD inline A softmax_shift(A mx) {
 /// log of that sum.
 template <class T, class A> THUNDER_HD inline T softmax_out(A v, A sum, A lse, bool log) {
   return st<T>(static_cast<compute_t<T>>(log ? v - lse : std::exp(v) / sum));
+}
+
+//===--------------------------------------------------------------------===//
+// Sorting and scattering along a dimension: one line (the elements that
+// differ only in `dim`) at a time, so that lines run in parallel without
+// races, each in the order a serial loop takes
+//===--------------------------------------------------------------------===//
+
+/// Whether `a` sorts before `b`: NaN above every number, as torch.sort has it.
+template <class A> THUNDER_HD inline bool sorts_before(A a, A b, bool descending) {
+  bool a_nan = a != a, b_nan = b != b;
+  if (descending)
+    return (a_nan && !b_nan) || a > b;
+  return (!a_nan && b_nan) || a < b;
+}
+
+/// The position of element `k` of a line of `size` (stride `inner` from
+/// `line`) in its stable sort.
+template <class T>
+THUNDER_HD inline int64_t sorted_rank(const T *line, int64_t size, int64_t inner, int64_t k,
+                                      bool descending) {
+  compute_t<T> x = cv(line[k * inner]);
+  int64_t rank = 0;
+  for (int64_t m = 0; m < size; ++m) {
+    compute_t<T> y = cv(line[m * inner]);
+    if (sorts_before(y, x, descending) || (m < k && !sorts_before(x, y, descending)))
+      ++rank;
+  }
+  return rank;
+}
+
+/// torch.scatter_reduce's `reduce`, in ScatterOp's order of names.
+enum class Scatter { None, Sum, Prod, Amax, Amin, Mean };
+
+/// The shapes and strides of a scatter: input (= output), index and src.
+struct ScatterInfo {
+  int rank, dim;
+  int64_t index_shape[8], in_shape[8], in_stride[8], index_stride[8], src_stride[8];
+};
+
+/// One line of a scatter into `out` (already a copy of the input): `line`
+/// numbers the index's positions outside `dim`.
+template <class T, class I>
+THUNDER_HD inline void scatter_line(const ScatterInfo &g, int64_t line, const I *index,
+                                    const T *src, Scatter reduce, bool include_self, T *out) {
+  int64_t in_off = 0, index_off = 0, src_off = 0, rest = line;
+  for (int d = g.rank - 1; d >= 0; --d) {
+    if (d == g.dim)
+      continue;
+    int64_t c = rest % g.index_shape[d];
+    rest /= g.index_shape[d];
+    in_off += c * g.in_stride[d];
+    index_off += c * g.index_stride[d];
+    src_off += c * g.src_stride[d];
+  }
+  int64_t K = g.rank ? g.index_shape[g.dim] : 1, J = g.rank ? g.in_shape[g.dim] : 1;
+  int64_t is = g.rank ? g.index_stride[g.dim] : 0, ss = g.rank ? g.src_stride[g.dim] : 0,
+          os = g.rank ? g.in_stride[g.dim] : 0;
+  using A = compute_t<T>;
+  auto target = [&](int64_t k) -> int64_t {
+    int64_t j = static_cast<int64_t>(index[index_off + k * is]);
+    if (j < 0)
+      j += J;
+    return j >= 0 && j < J ? j : -1;
+  };
+  if (reduce != Scatter::None && !include_self)
+    for (int64_t k = 0; k < K; ++k)
+      if (int64_t j = target(k); j >= 0)
+        out[in_off + j * os] = st<T>(reduce == Scatter::Prod   ? A(1)
+                                     : reduce == Scatter::Amax ? lowest<A>()
+                                     : reduce == Scatter::Amin ? highest<A>()
+                                                               : A(0));
+  for (int64_t k = 0; k < K; ++k) {
+    int64_t j = target(k);
+    if (j < 0)
+      continue;
+    T &o = out[in_off + j * os];
+    A v = cv(src[src_off + k * ss]), cur = cv(o);
+    switch (reduce) {
+    case Scatter::None: o = src[src_off + k * ss]; break;
+    case Scatter::Sum:
+    case Scatter::Mean: o = st<T>(A(cur + v)); break;
+    case Scatter::Prod: o = st<T>(A(cur * v)); break;
+    case Scatter::Amax: o = st<T>(maximum(cur, v)); break;
+    case Scatter::Amin: o = st<T>(minimum(cur, v)); break;
+    }
+  }
+  if (reduce == Scatter::Mean)
+    for (int64_t k = 0; k < K; ++k) {
+      int64_t j = target(k), count = include_self ? 1 : 0;
+      bool first = j >= 0;
+      for (int64_t m = 0; m < K && first; ++m)
+        if (target(m) == j) {
+          first = m >= k;
+          ++count;
+        }
+      if (!first)
+        continue;
+      T &o = out[in_off + j * os];
+      if constexpr (std::is_floating_point_v<A>)
+        o = st<T>(A(cv(o) / A(count)));
+      else
+        o = st<T>(div_floor(cv(o), A(count)));
+    }
 }
 
 } // namespace thunder_scalar

@@ -608,6 +608,68 @@ void cumsum(const Ctx &c, const T *in, const i64 *shape, int rank, int dim, T *o
         in, out, outer, size, inner);
 }
 
+/// One thread per element: its rank in its line's stable sort (a count over the
+/// line, so no scratch memory) says where its index goes.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    argsort_kernel(const T *__restrict__ in, i64 *__restrict__ out, i64 n, i64 size,
+                   i64 inner, bool descending) {
+  for (i64 flat = thread_index(); flat < n; flat += grid_size()) {
+    i64 i = flat % inner, k = (flat / inner) % size, o = flat / (inner * size);
+    const T *line = in + o * size * inner + i;
+    out[o * size * inner + i + sorted_rank(line, size, inner, k, descending) * inner] = k;
+  }
+}
+
+template <class T>
+void argsort(const Ctx &c, const T *in, const i64 *shape, int rank, int dim, bool descending,
+             i64 *out) {
+  i64 n = numel(shape, rank), size = rank ? shape[dim] : 1;
+  i64 inner = rank ? numel(shape + dim + 1, rank - dim - 1) : 1;
+  if (n > 0)
+    argsort_kernel<T><<<grid_for(n, kBlock, c), kBlock, 0, c.stream>>>(in, out, n, size, inner,
+                                                                       descending);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    scatter_copy_kernel(const T *__restrict__ in, T *__restrict__ out, i64 n) {
+  for (i64 flat = thread_index(); flat < n; flat += grid_size())
+    out[flat] = in[flat];
+}
+
+/// One thread per line: the positions of a line never collide with another
+/// line's, so there are no atomics and the result is deterministic.
+template <class T, class I>
+__global__ void __launch_bounds__(kBlock)
+    scatter_kernel(ScatterInfo g, const I *__restrict__ index, const T *__restrict__ src,
+                   Scatter reduce, bool include_self, T *out, i64 lines) {
+  for (i64 line = thread_index(); line < lines; line += grid_size())
+    scatter_line(g, line, index, src, reduce, include_self, out);
+}
+
+template <class T, class I>
+void scatter(const Ctx &c, const T *in, const i64 *in_shape, int rank, int dim, const I *index,
+             const i64 *index_shape, const T *src, const i64 *src_shape, int reduce,
+             bool include_self, T *out) {
+  ScatterInfo g{rank, dim, {}, {}, {}, {}, {}};
+  for (int d = 0; d < rank; ++d) {
+    g.index_shape[d] = index_shape[d];
+    g.in_shape[d] = in_shape[d];
+  }
+  strides_of(in_shape, rank, g.in_stride);
+  strides_of(index_shape, rank, g.index_stride);
+  strides_of(src_shape, rank, g.src_stride);
+  i64 n = numel(in_shape, rank);
+  if (n > 0 && out != in)
+    scatter_copy_kernel<T><<<grid_for(n, kBlock, c), kBlock, 0, c.stream>>>(in, out, n);
+  i64 k = rank ? index_shape[dim] : 1;
+  i64 lines = k ? numel(index_shape, rank) / k : 0;
+  if (lines > 0)
+    scatter_kernel<T, I><<<grid_for(lines, kBlock, c), kBlock, 0, c.stream>>>(
+        g, index, src, static_cast<Scatter>(reduce), include_self, out, lines);
+}
+
 } // namespace THUNDER_GPU_NS
 
 #endif // THUNDER_GPU_H

@@ -168,6 +168,46 @@ __device__ inline void sincos_d(double x, double *s, double *c) {
   *c = cv;
 }
 
+/// atan in double: |x| > 1 through pi/2 - atan(1/x), then two halvings of
+/// the angle (t / (1 + sqrt(1 + t^2))) to |t| < 0.2 and the Taylor series.
+__device__ inline double atan_d(double x) {
+  if (x != x)
+    return x;
+  double a = x < 0 ? -x : x;
+  bool invert = a > 1;
+  double t = invert ? 1 / a : a;
+  t = t / (1 + __builtin_sqrt(1 + t * t));
+  t = t / (1 + __builtin_sqrt(1 + t * t));
+  double t2 = t * t, term = t, sum = t;
+  for (int n = 1; n < 30; ++n) {
+    term *= -t2;
+    sum += term / (2 * n + 1);
+  }
+  double r = 4 * sum;
+  if (invert)
+    r = 1.57079632679489661923 - r;
+  return x < 0 ? -r : r;
+}
+
+/// atan2 with the quadrant from the signs (C's conventions for zeros).
+__device__ inline double atan2_d(double y, double x) {
+  if (x != x || y != y)
+    return x + y;
+  const double pi = 3.14159265358979323846;
+  if (x == 0) {
+    if (y == 0)
+      return __builtin_signbit(x) ? __builtin_copysign(pi, y) : y;
+    return y > 0 ? pi / 2 : -pi / 2;
+  }
+  double ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+  if (ax == __builtin_inf() && ay == __builtin_inf())
+    return __builtin_copysign(x > 0 ? pi / 4 : 3 * pi / 4, y);
+  double r = atan_d(y / x);
+  if (x < 0)
+    r += __builtin_signbit(y) ? -pi : pi;
+  return r;
+}
+
 __device__ inline double exp_dp(double x) { return exp_d(x); }
 __device__ inline double log_dp(double x) { return log_d(x); }
 
@@ -237,6 +277,65 @@ __device__ inline double abs(double x) { return __builtin_fabs(x); }
 __device__ inline int abs(int x) { return x < 0 ? -x : x; }
 __device__ inline long abs(long x) { return x < 0 ? -x : x; }
 __device__ inline long long abs(long long x) { return x < 0 ? -x : x; }
+// The inverse and hyperbolic functions, from atan, exp and log above; float
+// through double.
+__device__ inline double expm1(double x) {
+  return thunder_hip_math::expm1_t<double>(x, thunder_hip_math::exp_dp, thunder_hip_math::log_dp);
+}
+__device__ inline double atan(double x) { return thunder_hip_math::atan_d(x); }
+__device__ inline double atan2(double y, double x) { return thunder_hip_math::atan2_d(y, x); }
+__device__ inline double asin(double x) {
+  return thunder_hip_math::atan2_d(x, __builtin_sqrt((1 - x) * (1 + x)));
+}
+__device__ inline double acos(double x) {
+  return thunder_hip_math::atan2_d(__builtin_sqrt((1 - x) * (1 + x)), x);
+}
+__device__ inline double tan(double x) {
+  double s, c;
+  thunder_hip_math::sincos_d(x, &s, &c);
+  return s / c;
+}
+__device__ inline double sinh(double x) {
+  double a = x < 0 ? -x : x, e = std::expm1(a);
+  double r = a < 1 ? (e + e / (e + 1)) / 2 : (thunder_hip_math::exp_d(a) - thunder_hip_math::exp_d(-a)) / 2;
+  return x < 0 ? -r : r;
+}
+__device__ inline double cosh(double x) {
+  return (thunder_hip_math::exp_d(x) + thunder_hip_math::exp_d(-x)) / 2;
+}
+__device__ inline double asinh(double x) {
+  double a = x < 0 ? -x : x;
+  double r = a > 1e150 ? thunder_hip_math::log_d(a) + 0.69314718055994530942
+                       : std::log1p(a + a * a / (1 + __builtin_sqrt(1 + a * a)));
+  return x < 0 ? -r : r;
+}
+__device__ inline double acosh(double x) {
+  if (x > 1e150)
+    return thunder_hip_math::log_d(x) + 0.69314718055994530942;
+  double t = x - 1;
+  return std::log1p(t + __builtin_sqrt(2 * t + t * t));
+}
+__device__ inline double atanh(double x) { return 0.5 * std::log1p(2 * x / (1 - x)); }
+__device__ inline double log2(double x) {
+  return thunder_hip_math::log_d(x) * 1.44269504088896340736;
+}
+__device__ inline double log10(double x) {
+  return thunder_hip_math::log_d(x) * 0.43429448190325182765;
+}
+__device__ inline double rint(double x) { return __builtin_rint(x); }
+__device__ inline float expm1(float x) { return float(std::expm1(double(x))); }
+__device__ inline float atan(float x) { return float(std::atan(double(x))); }
+__device__ inline float atan2(float y, float x) { return float(std::atan2(double(y), double(x))); }
+__device__ inline float asin(float x) { return float(std::asin(double(x))); }
+__device__ inline float acos(float x) { return float(std::acos(double(x))); }
+__device__ inline float tan(float x) { return float(std::tan(double(x))); }
+__device__ inline float sinh(float x) { return float(std::sinh(double(x))); }
+__device__ inline float cosh(float x) { return float(std::cosh(double(x))); }
+__device__ inline float asinh(float x) { return float(std::asinh(double(x))); }
+__device__ inline float acosh(float x) { return float(std::acosh(double(x))); }
+__device__ inline float atanh(float x) { return float(std::atanh(double(x))); }
+__device__ inline float log2(float x) { return float(std::log2(double(x))); }
+__device__ inline float log10(float x) { return float(std::log10(double(x))); }
 } // namespace std
 
 #endif // THUNDER_HIP_MATH_H

@@ -66,6 +66,24 @@ def Thunder_CosOp : Thunder_UnaryFloatOp<"cos", "Cosine (radians).">;
 def Thunder_FloorOp : Thunder_UnaryFloatOp<"floor", "Round toward -inf.", [Idempotent]>;
 def Thunder_CeilOp : Thunder_UnaryFloatOp<"ceil", "Round toward +inf.", [Idempotent]>;
 def Thunder_SiluOp : Thunder_UnaryFloatOp<"silu", "`x * sigmoid(x)` (SiLU, swish).">;
+def Thunder_TanOp : Thunder_UnaryFloatOp<"tan", "Tangent (radians).">;
+def Thunder_AsinOp : Thunder_UnaryFloatOp<"asin", "Inverse sine; NaN outside [-1, 1].">;
+def Thunder_AcosOp : Thunder_UnaryFloatOp<"acos", "Inverse cosine; NaN outside [-1, 1].">;
+def Thunder_AtanOp : Thunder_UnaryFloatOp<"atan", "Inverse tangent.">;
+def Thunder_SinhOp : Thunder_UnaryFloatOp<"sinh", "Hyperbolic sine.">;
+def Thunder_CoshOp : Thunder_UnaryFloatOp<"cosh", "Hyperbolic cosine.">;
+def Thunder_AsinhOp : Thunder_UnaryFloatOp<"asinh", "Inverse hyperbolic sine.">;
+def Thunder_AcoshOp : Thunder_UnaryFloatOp<"acosh", "Inverse hyperbolic cosine; NaN below 1.">;
+def Thunder_AtanhOp : Thunder_UnaryFloatOp<"atanh", "Inverse hyperbolic tangent; NaN outside [-1, 1].">;
+def Thunder_Expm1Op : Thunder_UnaryFloatOp<"expm1", "`e^x - 1`, accurate near 0.">;
+def Thunder_Log2Op : Thunder_UnaryFloatOp<"log2", "Base-2 logarithm.">;
+def Thunder_Log10Op : Thunder_UnaryFloatOp<"log10", "Base-10 logarithm.">;
+def Thunder_TruncOp : Thunder_UnaryFloatOp<"trunc", "Round toward 0.", [Idempotent]>;
+def Thunder_RoundOp : Thunder_UnaryFloatOp<"round",
+    "Round to the nearest integer, ties to even (torch.round).", [Idempotent]>;
+def Thunder_BitwiseNotOp : Thunder_UnaryOp<"bitwise_not", Thunder_IntTensor,
+    "`~x` for each element of an integer tensor (bool uses logical_not).",
+    [Involution], "tensor<8xi32>">;
 
 def Thunder_GeluOp : Thunder_Op<"gelu", [Pure, Elementwise,
     SameOperandsAndResultType, AllTypesMatch<["operand", "result"]>,
@@ -140,6 +158,16 @@ def Thunder_RemainderOp : Thunder_BinaryOp<"remainder", Thunder_NumericTensor,
     "Python-style remainder `a - floor(a / b) * b`: the sign follows the divisor (torch.remainder).">;
 def Thunder_PowOp : Thunder_BinaryOp<"pow", Thunder_NumericTensor,
     "`a ^ b`.">;
+def Thunder_Atan2Op : Thunder_BinaryOp<"atan2", Thunder_FloatTensor,
+    "`atan(a / b)` with the quadrant from the signs of both (torch.atan2).">;
+def Thunder_FmodOp : Thunder_BinaryOp<"fmod", Thunder_NumericTensor,
+    "C-style remainder `a - trunc(a / b) * b`: the sign follows the dividend (torch.fmod).">;
+def Thunder_BitwiseAndOp : Thunder_BinaryOp<"bitwise_and", Thunder_IntTensor,
+    "`a & b` of integer elements (bool uses logical_and).", [Commutative], "tensor<8xi32>">;
+def Thunder_BitwiseOrOp : Thunder_BinaryOp<"bitwise_or", Thunder_IntTensor,
+    "`a | b` of integer elements (bool uses logical_or).", [Commutative], "tensor<8xi32>">;
+def Thunder_BitwiseXorOp : Thunder_BinaryOp<"bitwise_xor", Thunder_IntTensor,
+    "`a ^ b` of integer elements (bool uses logical_xor).", [Commutative], "tensor<8xi32>">;
 def Thunder_LogicalAndOp : Thunder_BinaryOp<"logical_and", Thunder_BoolTensor,
     "Boolean and of i1 elements (bool_c1).", [Commutative], "tensor<8xi1>">;
 def Thunder_LogicalOrOp : Thunder_BinaryOp<"logical_or", Thunder_BoolTensor,

@@ -80,6 +80,29 @@ def Thunder_CumsumOp : Thunder_Op<"cumsum", [Pure,
   let hasVerifier = 1;
 }
 
+def Thunder_ArgSortOp : Thunder_Op<"argsort", [Pure]> {
+  let summary = "stable sorting permutation along a dimension";
+  let description = [{
+    The i64 indices that sort `input` along `dim` (ascending, or descending
+    with `descending`), ties in their original order; NaN sorts above every
+    number, as in torch.sort. `sort`, `topk`, `kthvalue` and `msort` import as
+    this and a `gather`. `dim` is in `[0, rank)` (argsort_c1); the result has
+    the input's shape (argsort_c2).
+
+    Example:
+    ```mlir
+    %i = thunder.argsort %x dim = 1 descending = true : tensor<2x16xf32> -> tensor<2x16xi64>
+    ```
+  }];
+  let arguments = (ins Thunder_NumericTensor:$input, I64Attr:$dim,
+      DefaultValuedAttr<BoolAttr, "false">:$descending);
+  let results = (outs Thunder_I64Tensor:$result);
+  let assemblyFormat = [{
+    $input `dim` `=` $dim (`descending` `=` $descending^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Thunder_ArgMaxOp : Thunder_ArgReduceOp<"argmax", "largest">;
 def Thunder_ArgMinOp : Thunder_ArgReduceOp<"argmin", "smallest">;
 

@@ -252,6 +252,39 @@ def Thunder_GatherOp : Thunder_InferredOp<"gather"> {
   }];
 }
 
+def Thunder_ScatterOp : Thunder_Op<"scatter", [Pure,
+    AllTypesMatch<["input", "result"]>, AllElementTypesMatch<["input", "src"]>]> {
+  let summary = "torch.scatter_reduce along a dimension";
+  let description = [{
+    The result is `input` with, for every position `p` of `index`, the element
+    at `p` with `p[dim]` replaced by `index[p]` combined with `src[p]`:
+    `reduce` is `none` (overwrite; the last write wins where indices repeat),
+    `sum`, `prod`, `amax`, `amin` or `mean` (torch.scatter_reduce). With
+    `include_self = false` the input's elements that receive a value do not
+    take part in the reduction. Indices out of range are undefined behaviour at
+    run time. Constraints: `input`, `index` and `src` have one rank
+    (scatter_c1); `dim` is in range (scatter_c2); every dim of `index` is at
+    most `src`'s, and at most `input`'s other than `dim` (scatter_c3); `reduce`
+    is one of the names above (scatter_c4). `scatter`, `scatter_add`,
+    `scatter_reduce` and `index_put` import as this op.
+
+    Example:
+    ```mlir
+    %s = thunder.scatter %x, %idx, %src dim = 0 reduce = "sum" : (tensor<4x8xf32>, tensor<2x8xi64>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Thunder_NumericTensor:$input, Thunder_IndexTensor:$index,
+      Thunder_NumericTensor:$src, I64Attr:$dim,
+      DefaultValuedAttr<StrAttr, "\"none\"">:$reduce,
+      DefaultValuedAttr<BoolAttr, "true">:$include_self);
+  let results = (outs Thunder_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $index `,` $src `dim` `=` $dim (`reduce` `=` $reduce^)?
+    (`include_self` `=` $include_self^)? attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Thunder_IndexSelectOp : Thunder_InferredOp<"index_select"> {
   let summary = "select slices along a dimension by a 1-D index";
   let description = [{

@@ -55,6 +55,7 @@ def Thunder_Tensor : RankedTensorOf<[Thunder_Element]>;
 def Thunder_FloatTensor : RankedTensorOf<[Thunder_FloatElement]>;
 def Thunder_NumericTensor : RankedTensorOf<[Thunder_NumericElement]>;
 def Thunder_BoolTensor : RankedTensorOf<[I1]>;
+def Thunder_IntTensor : RankedTensorOf<[Thunder_IntElement]>;
 def Thunder_IndexTensor : RankedTensorOf<[I64, I32]>;
 def Thunder_I64Tensor : RankedTensorOf<[I64]>;
 
