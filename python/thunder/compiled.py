@@ -25,7 +25,7 @@ from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKin
                                           TensorArgument)
 from torch.utils import _pytree as pytree
 
-from . import _C, capture, runtime
+from . import _C, capture, partition, runtime
 from .cache import Cache, host_cpu_digest, key as cache_key, program_digest, weights_digest
 from .errors import UnsupportedModelError, runtime_error
 from .program import import_exported
@@ -320,7 +320,12 @@ class CompiledModule:
     def __init__(self, model: Any, *, target: str, dynamic: bool | None,
                  dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
                  progress: bool, name: str | None, recompile: bool, opt_level: int,
-                 cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = ""):
+                 cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = "",
+                 fallback: str = "error"):
+        if fallback not in partition.FALLBACK_MODES:
+            raise ValueError(f"fallback must be one of {partition.FALLBACK_MODES}, got "
+                             f"{fallback!r}")
+        self._fallback = fallback
         self._model = model
         self._fuse = fuse
         # The device architectures: arch when given, else cuda_arch for the CUDA target,
@@ -366,6 +371,11 @@ class CompiledModule:
         compile."""
         entries = self._entries
         return entries[0].model.device_description if entries else None
+
+    def report(self) -> str:
+        """Per compiled signature: its compiled partitions and eager groups, the ops that
+        fell back to PyTorch with their source lines, the fraction of FLOPs compiled."""
+        return partition.report(self)
 
     def _match(self, args: tuple, kwargs: dict):
         """(entry, leaves) of the first compiled signature the call fits, else None."""
@@ -496,7 +506,10 @@ class CompiledModule:
         progress = _Progress(f"compiling '{self._name}' for {self._target}", self._progress)
         outcome = "failed"
         try:
-            entry = self._compile_with(args, kwargs, progress)
+            try:
+                entry = self._compile_with(args, kwargs, progress)
+            except _C.ImportError as error:  # unsupported ops: partitioned (fallback=eager)
+                entry = partition.fallback_entry(self, args, kwargs, error)
             outcome = "found in the cache" if entry.record.source == "cache" else "done"
             return entry
         finally:
@@ -559,7 +572,11 @@ class CompiledModule:
                 mark = time.monotonic()
                 program = capture.tensor_outputs_only(capture.program_json(decomposed))
                 views, keep_alive = capture.weight_views(decomposed, to_host=self._target != "cpu")
-                module = import_exported(decomposed, program, views, keep_alive, self._model)
+                try:
+                    module = import_exported(decomposed, program, views, keep_alive, self._model)
+                except _C.ImportError as error:
+                    error.thunder_program = decomposed  # what fallback partitions split
+                    raise
                 seconds["import"] = time.monotonic() - mark
                 progress.phase("imported", seconds["import"])
                 result = module.compile(str(directory), target=self._target,
@@ -609,7 +626,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             cpu: str = "native", external_weights: bool = False, progress: bool = True,
             name: str | None = None, recompile: bool | None = None,
             opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a",
-            fuse: bool = True, arch: str = "") -> CompiledModule:
+            fuse: bool = True, arch: str = "", fallback: str = "eager") -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -658,8 +675,15 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     through the PJRT plugin named by $THUNDER_PJRT_PLUGIN (default: libtpu's), with host
     tensors in and out. Static shapes: dynamic defaults to False (docs/tpu.md).
 
+    fallback="eager" (default): a program with ops Thunder does not support is split
+    around them (python/thunder/partition.py): the supported parts are compiled
+    partitions, the others run in PyTorch between them; cm.report() lists the partitions,
+    the ops that fell back with their source lines and the fraction of FLOPs compiled.
+    fallback="error": such a program raises thunder.ImportError with every unsupported op.
+
     Raises thunder.UnsupportedModelError (capture), thunder.ImportError (unsupported ops,
-    all at once, with source lines) and thunder.CompileError (the toolchain's output).
+    all at once, with source lines, with fallback="error") and thunder.CompileError (the
+    toolchain's output).
     """
     if dynamic is not None and dynamic_shapes is not None:
         raise ValueError("give dynamic or dynamic_shapes, not both")
@@ -673,7 +697,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
                               dynamic_shapes=dynamic_shapes, cache_dir=cache_dir, cpu=cpu,
                               external_weights=external_weights, progress=progress, name=name,
                               recompile=recompile, opt_level=opt_level,
-                              cuda_arch=cuda_arch, fuse=fuse, arch=arch)
+                              cuda_arch=cuda_arch, fuse=fuse, arch=arch, fallback=fallback)
     if eager:
         args = tuple(example_inputs or ())
         kwargs = dict(example_kwargs or {})

@@ -24,8 +24,12 @@ class ExamineReport:
     and the user's source lines that call it. ``str(report)`` is the text that
     ``thunder-compile --examine`` prints."""
 
-    def __init__(self, raw: dict):
+    def __init__(self, raw: dict, partitions: Any = None):
         self._raw = raw
+        #: With unsupported ops: how thunder.compile (fallback="eager") would split the
+        #: program (a thunder.partition.PartitionPlan: compiled partitions, eager groups,
+        #: the ops that fall back with their source lines, the FLOPs compiled); else None.
+        self.partitions = partitions
         self.num_nodes: int = raw["num_nodes"]
         self.ops: list[OpReport] = [
             OpReport(op["name"], op["count"], op["supported"], tuple(op["source_lines"]))
@@ -47,7 +51,11 @@ class ExamineReport:
         return {op.name: op.count for op in self.ops}
 
     def __str__(self) -> str:
-        return _C.format_examine_report(self._raw)
+        text = _C.format_examine_report(self._raw)
+        if self.partitions is not None:
+            text = (f"{text.rstrip()}\n\nwith fallback=\"eager\" (thunder.compile's "
+                    f"default):\n{self.partitions}\n")
+        return text
 
     def __repr__(self) -> str:
         return (f"<thunder.ExamineReport {self.num_nodes} nodes, {len(self.ops)} ops, "
@@ -65,6 +73,11 @@ def examine(model: Any, *args: Any, kwargs: dict | None = None,
     """
     from . import capture
 
+    from . import partition
+
     ep = capture.capture(model, args, kwargs, dynamic_shapes)
-    return ExamineReport(_C.examine_program(capture.program_json(ep),
-                                            capture.source_name(model)))
+    name = capture.source_name(model)
+    report = ExamineReport(_C.examine_program(capture.program_json(ep), name))
+    if not report.ok:
+        report.partitions = partition.plan(ep, name=name)
+    return report
