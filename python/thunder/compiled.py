@@ -25,7 +25,7 @@ from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKin
                                           TensorArgument)
 from torch.utils import _pytree as pytree
 
-from . import _C, capture, partition, runtime
+from . import _C, capture, custom_ops, partition, runtime
 from .cache import Cache, host_cpu_digest, key as cache_key, program_digest, weights_digest
 from .errors import UnsupportedModelError, runtime_error
 from .program import import_exported
@@ -543,6 +543,8 @@ class CompiledModule:
             options["arch"] = self._arch
         if self._cpu == "native":
             options["host_cpu"] = host_cpu_digest()
+        if custom_ops.digest():
+            options["custom_kernels"] = custom_ops.digest()  # sources are not in the program
         # The weights are hashed with external weights too: the weights file is written
         # by the compile (after constant folding, at offsets the library has baked in), so
         # an entry is only valid for the weights it was compiled from.

@@ -318,6 +318,13 @@ def _partition_module(step: Step, weights: dict[str, Any]) -> torch.fx.GraphModu
     return torch.fx.GraphModule(root, graph)
 
 
+class _NoLibrary:
+    """The `model` of an entry whose every step runs in PyTorch."""
+
+    path = ""
+    device_description = "PyTorch (no compiled partition)"
+
+
 class FallbackEntry:
     """A compiled signature whose program runs as a PartitionPlan: the compiled
     partitions through Thunder's runtime, the eager groups through PyTorch. It answers
@@ -330,6 +337,9 @@ class FallbackEntry:
         self.in_spec = ep.call_spec.in_spec
         self.out_spec = ep.call_spec.out_spec
         self._weights = _weight_names(ep)
+        # Submodules and constants the graph reads with get_attr (higher-order ops).
+        self._weights.update({node.name: getattr(ep.graph_module, node.target)
+                              for node in ep.graph.nodes if node.op == "get_attr"})
         self._placeholders: list[tuple[str, Any]] = []  # (name, None | constant)
         for spec in ep.graph_signature.input_specs:
             if spec.kind != InputKind.USER_INPUT:
@@ -353,7 +363,7 @@ class FallbackEntry:
         # Compile every partition now, on the example's intermediate values.
         self._run(flat, compile_missing=True)
         partitions = [self._compiled[s.index] for s in self.plan.steps if s.kind == "compiled"]
-        self.model = partitions[0]._entries[0].model if partitions else None
+        self.model = partitions[0]._entries[0].model if partitions else _NoLibrary()
         sources = {cm.compiles[-1].source for cm in partitions}
         self.record = record_type(
             signature=options["signature"] + " [partitioned]",
@@ -395,7 +405,9 @@ class FallbackEntry:
         for step in self.plan.steps:
             if step.kind == "compiled":
                 module = self._compiled.get(step.index)
-                values = [load(node) for node in step.inputs]
+                # The runtime reads row-major memory; an eager op may return a view.
+                values = [v.contiguous() if isinstance(v, torch.Tensor) else v
+                          for v in (load(node) for node in step.inputs)]
                 if module is None and compile_missing:
                     module = self._compile_step(step, values)
                 if module is not None:

@@ -12,6 +12,7 @@
 #include "thunder/Target/CPU/CPUBackend.h"
 
 #include "Emitter.h"
+#include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/WeightsLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -267,6 +268,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
              ? "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n"
                "#include <unistd.h>\n\n"
              : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n")
+     << codegen::customKernelDeclarations(func->getParentOfType<ModuleOp>())
      << "namespace {\n\n"
      << "constexpr int kNumSymbols = " << plan.symbols().size() << ";\n\n"
      << "inline int64_t window_size(int64_t in, int64_t k, int64_t s, int64_t lo,\n"
@@ -337,7 +339,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     out.artifacts.push_back(options.modelName + ".safetensors");
     addSupportFiles(out);
     out.compileUnits = {"model.cpp"};
-    return success();
+    return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
   }
   out.files.push_back({"weights.bin", "", blob, /*binary=*/true});
   out.files.push_back(
@@ -350,7 +352,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
                     "\t.section .note.GNU-stack,\"\",@progbits\n"});
   addSupportFiles(out);
   out.compileUnits = {"model.cpp", "weights.S"};
-  return success();
+  return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
 }
 
 /// The model state: the embedded blob, or the memory-mapped weights file
