@@ -28,7 +28,8 @@ class ExamineReport:
         self._raw = raw
         #: With unsupported ops: how thunder.compile (fallback="eager") would split the
         #: program (a thunder.partition.PartitionPlan: compiled partitions, eager groups,
-        #: the ops that fall back with their source lines, the FLOPs compiled); else None.
+        #: the ops that fall back with their source lines, the FLOPs compiled;
+        #: ``print(report.partitions)``); else None. ``str(report)`` stays the CLI's text.
         self.partitions = partitions
         self.num_nodes: int = raw["num_nodes"]
         self.ops: list[OpReport] = [
@@ -51,11 +52,7 @@ class ExamineReport:
         return {op.name: op.count for op in self.ops}
 
     def __str__(self) -> str:
-        text = _C.format_examine_report(self._raw)
-        if self.partitions is not None:
-            text = (f"{text.rstrip()}\n\nwith fallback=\"eager\" (thunder.compile's "
-                    f"default):\n{self.partitions}\n")
-        return text
+        return _C.format_examine_report(self._raw)
 
     def __repr__(self) -> str:
         return (f"<thunder.ExamineReport {self.num_nodes} nodes, {len(self.ops)} ops, "

@@ -154,6 +154,6 @@ def test_examine_shows_partitions():
     assert not report.ok
     assert report.partitions is not None
     assert report.partitions.summary()["partitions"] == 2
-    text = str(report)
+    text = str(report.partitions)
     assert "2 compiled partitions, 1 eager group" in text, text
     assert "thunder_test.mystery.default" in text
