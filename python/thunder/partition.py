@@ -444,6 +444,16 @@ class FallbackEntry:
         return compiled
 
 
+_REFUSED = (re.compile(r"unsupported op (\S+) \("),            # not in the importer's table
+            re.compile(r"unsupported: (\S+) on operands of type"))  # refused for these types
+
+
+def refused_ops(message: str) -> set[str]:
+    """The op names an import error refuses: the unsupported ones, and those the
+    importer maps but not for the operand types they had."""
+    return {name for pattern in _REFUSED for name in pattern.findall(message)}
+
+
 def fallback_entry(cm: Any, args: tuple, kwargs: dict, error: Exception):
     """The entry of a CompiledModule's call whose program has unsupported ops: its
     program partitioned and compiled (fallback="eager"), or `error` raised again
@@ -454,8 +464,9 @@ def fallback_entry(cm: Any, args: tuple, kwargs: dict, error: Exception):
     if getattr(cm, "_fallback", "error") != "eager":
         raise error
     ep = getattr(error, "thunder_program", None)
-    if ep is None or "not supported by Thunder" not in str(error):
-        raise error
+    refused = refused_ops(str(error))
+    if ep is None or not refused:
+        raise error  # not about ops (a weight, an output): nothing to split around
     args, kwargs = pytree.tree_map(
         lambda v: v.contiguous() if isinstance(v, torch.Tensor) else v, (args, kwargs))
     if ep.range_constraints:
@@ -463,7 +474,10 @@ def fallback_entry(cm: Any, args: tuple, kwargs: dict, error: Exception):
         # carry no symbolic sizes then.
         ep = capture.decompose(capture.export_program(cm._model, args, kwargs, None))
     flat, _ = _flatten(args, kwargs, ep.call_spec.in_spec)
-    partition_plan = plan(ep, name=cm._name)
+    # An op refused for its operand types falls back wherever it is used (the error
+    # names the op, not the node): conservative, and a partition that still does not
+    # import runs eagerly (FallbackEntry._compile_step).
+    partition_plan = plan(ep, supported_names() - refused, name=cm._name)
     options = {"target": cm._target, "cache_dir": cm._cache.root, "cpu": cm._cpu,
                "external_weights": cm._external_weights, "name": cm._name,
                "opt_level": cm._opt_level, "fuse": cm._fuse, "arch": cm._arch,

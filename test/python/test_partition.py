@@ -142,6 +142,15 @@ def test_fallback_error_raises_with_the_list(cache_dir):
         thunder.compile(model, fallback="maybe")
 
 
+def test_refused_ops_are_parsed():
+    message = ("m.py:3:0: error: unsupported op thunder_test.mystery.default (1 use) at m.py:3\n"
+               "m.py:4:0: error: unsupported: aten.add.Tensor on operands of type "
+               "tensor<2xi1>, tensor<2xi1> (it maps to thunder.add, which refuses them: ...)\n"
+               "error: Model: 1 op is not supported by Thunder: thunder_test.mystery.default")
+    assert partition.refused_ops(message) == {"thunder_test.mystery.default",
+                                              "aten.add.Tensor"}
+
+
 def test_supported_model_report(cache_dir):
     model = torch.nn.Linear(16, 4).eval()
     compiled = thunder.compile(model, inputs(), cache_dir=cache_dir, progress=False)
