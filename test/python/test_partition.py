@@ -142,6 +142,22 @@ def test_fallback_error_raises_with_the_list(cache_dir):
         thunder.compile(model, fallback="maybe")
 
 
+def test_op_refused_for_its_operand_types_falls_back(cache_dir):
+    """amax on bool maps to an op whose verifier refuses i1 (today): it runs in PyTorch,
+    and the rest of the model is compiled."""
+
+    class BoolAmax(torch.nn.Module):
+        def forward(self, x):
+            return (x > 0).amax(0), torch.tanh(x) * 2
+
+    args = inputs()
+    compiled = thunder.compile(BoolAmax(), args, cache_dir=cache_dir, progress=False)
+    assert_close_tree(compiled(*args), eager(BoolAmax(), args), 1e-4, 1e-5)
+    entry = compiled._entries[0]
+    if isinstance(entry, partition.FallbackEntry):  # unless the importer learnt it
+        assert "aten.amax.default" in compiled.report()
+
+
 def test_refused_ops_are_parsed():
     message = ("m.py:3:0: error: unsupported op thunder_test.mystery.default (1 use) at m.py:3\n"
                "m.py:4:0: error: unsupported: aten.add.Tensor on operands of type "
