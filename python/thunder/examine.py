@@ -70,11 +70,16 @@ def examine(model: Any, *args: Any, kwargs: dict | None = None,
     """
     from . import capture
 
-    from . import partition
+    from . import custom_ops, partition
 
     ep = capture.capture(model, args, kwargs, dynamic_shapes)
     name = capture.source_name(model)
-    report = ExamineReport(_C.examine_program(capture.program_json(ep), name))
+    raw = _C.examine_program(capture.program_json(ep), name)
+    registered = custom_ops.registered_names()
+    for op in raw["ops"]:  # custom ops with a kernel (thunder.register_kernel) import
+        if op["name"] in registered:
+            op["supported"] = True
+    report = ExamineReport(raw)
     if not report.ok:
         report.partitions = partition.plan(ep, name=name)
     return report

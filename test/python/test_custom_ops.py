@@ -48,6 +48,7 @@ def test_example_from_python(cache_dir):
     assert_close_tree(compiled(*inputs), eager(model, inputs), 1e-4, 1e-5)
     assert not isinstance(compiled._entries[0], partition.FallbackEntry)
     assert "1 compiled partition, 0 eager groups" in compiled.report()
+    assert thunder.examine(model, *inputs).ok  # registered: supported
     # The import: one custom_call of the registered symbol.
     program = thunder.export(model, inputs)
     assert program.ops.get("thunder.custom_call") == 1, program.ops
