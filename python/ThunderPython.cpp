@@ -448,10 +448,28 @@ toWeightMap(const std::map<std::string, WeightTuple> &weights) {
   return map;
 }
 
+/// Custom kernels as Python hands them over: dicts of op, symbol, cpu_source,
+/// cpu_library and cuda_source (thunder.register_kernel).
+using CustomKernelDicts = std::vector<std::map<std::string, std::string>>;
+
+std::vector<thunder::import::CustomKernel>
+toCustomKernels(const CustomKernelDicts &dicts) {
+  std::vector<thunder::import::CustomKernel> kernels;
+  for (const auto &dict : dicts) {
+    auto get = [&](const char *key) {
+      auto it = dict.find(key);
+      return it == dict.end() ? std::string() : it->second;
+    };
+    kernels.push_back({get("op"), get("symbol"), get("cpu_source"), get("cpu_library"),
+                       get("cuda_source")});
+  }
+  return kernels;
+}
+
 std::unique_ptr<Module>
 importProgram(const std::string &json,
               const std::map<std::string, WeightTuple> &weights,
-              const std::string &sourceName) {
+              const std::string &sourceName, const CustomKernelDicts &customKernels) {
   thunder::import::WeightMap weightMap = toWeightMap(weights);
   auto context = newContext();
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -460,6 +478,7 @@ importProgram(const std::string &json,
     DiagnosticCollector diagnostics(*context);
     thunder::import::ImportOptions options;
     options.sourceName = sourceName;
+    options.customKernels = toCustomKernels(customKernels);
     {
       py::gil_scoped_release release;
       module = thunder::import::importExportedProgram(*context, json,
@@ -474,7 +493,8 @@ importProgram(const std::string &json,
                                   std::move(module));
 }
 
-std::unique_ptr<Module> importPt2(const std::string &path) {
+std::unique_ptr<Module> importPt2(const std::string &path,
+                                  const CustomKernelDicts &customKernels) {
   auto archive = thunder::Pt2Archive::open(path);
   if (!archive)
     throw ImportFailure(llvm::toString(archive.takeError()));
@@ -485,8 +505,9 @@ std::unique_ptr<Module> importPt2(const std::string &path) {
     DiagnosticCollector diagnostics(*context);
     {
       py::gil_scoped_release release;
-      module = thunder::import::importPt2Archive(*context, **archive,
-                                                 thunder::import::ImportOptions());
+      thunder::import::ImportOptions options;
+      options.customKernels = toCustomKernels(customKernels);
+      module = thunder::import::importPt2Archive(*context, **archive, options);
     }
     if (!module)
       message = diagnostics.message(path + ": import failed");
@@ -649,10 +670,14 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("import_program", &importProgram, py::arg("json"), py::arg("weights"),
         py::arg("source_name") = "<program>",
+        py::arg("custom_kernels") = CustomKernelDicts(),
         "Imports an ExportedProgram's JSON. weights maps each FQN to "
         "(data_ptr, nbytes, dtype name, sizes) of contiguous CPU memory that "
-        "the caller keeps alive as long as the Module; it is not copied.");
+        "the caller keeps alive as long as the Module; it is not copied. "
+        "custom_kernels: dicts (op, symbol, cpu_source, cpu_library, "
+        "cuda_source) of the custom ops to import as thunder.custom_call.");
   m.def("import_pt2", &importPt2, py::arg("path"),
+        py::arg("custom_kernels") = CustomKernelDicts(),
         "Imports a .pt2 archive written by torch.export.save; the Module "
         "keeps the mapped archive its weights point into.");
   m.def("parse_module", &parseModule, py::arg("text"),

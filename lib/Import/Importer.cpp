@@ -9,6 +9,7 @@
 #include "thunder/Import/Importer.h"
 
 #include "Conversion.h"
+#include "thunder/Dialect/Thunder/IR/CustomOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -215,6 +216,14 @@ private:
   LogicalResult verifyConverted(const Node &node, Location loc, Block *block,
                                 Operation *before);
   LogicalResult importOutputs(func::FuncOp func, OpBuilder &builder);
+  /// The registered kernel of a custom op, or null.
+  const CustomKernel *customKernel(llvm::StringRef op) const {
+    for (const CustomKernel &kernel : options.customKernels)
+      if (kernel.op == op)
+        return &kernel;
+    return nullptr;
+  }
+  LogicalResult importCustomCall(NodeContext &ctx, const CustomKernel &kernel);
 
   MLIRContext &context;
   const ExportedProgram &program;
@@ -249,7 +258,7 @@ Location ProgramImporter::locationOf(const Node &node) {
 bool ProgramImporter::reportUnsupportedOps() {
   llvm::MapVector<llvm::StringRef, SmallVector<const Node *>> unsupported;
   for (const Node &node : program.nodes)
-    if (!isSupportedOp(node.op()))
+    if (!isSupportedOp(node.op()) && !customKernel(node.op()))
       unsupported[node.op()].push_back(&node);
   if (unsupported.empty())
     return false;
@@ -267,6 +276,9 @@ bool ProgramImporter::reportUnsupportedOps() {
       diag << " at " << llvm::join(lines, ", ");
     if (std::string reason = unsupportedReason(op); !reason.empty())
       diag << ": " << reason;
+    if (!op.starts_with("aten.") && !op.starts_with("prims."))
+      diag << " (a custom op without a kernel: register one with "
+              "thunder.register_kernel, or with thunder-compile --custom-ops)";
   }
   SmallVector<std::string> names;
   for (auto &entry : unsupported)
@@ -409,7 +421,9 @@ LogicalResult ProgramImporter::importNodes(OpBuilder &builder) {
     NodeContext ctx(builder, loc, node, *this);
     Block *block = builder.getInsertionBlock();
     Operation *before = block->empty() ? nullptr : &block->back();
-    if (skip || failed(table.lookup(node.op())(ctx)) ||
+    const CustomKernel *custom = customKernel(node.op());
+    if (skip ||
+        failed(custom ? importCustomCall(ctx, *custom) : table.lookup(node.op())(ctx)) ||
         failed(verifyConverted(node, loc, block, before))) {
       ok = false;
       for (unsigned i = 0, e = ctx.numResults(); i < e; ++i)
@@ -417,6 +431,48 @@ LogicalResult ProgramImporter::importNodes(OpBuilder &builder) {
     }
   }
   return success(ok);
+}
+
+/// A node of a custom op with a registered kernel: a thunder.custom_call of
+/// its tensor arguments (in schema order) with its numbers as `scalars`, and
+/// the result types torch.export recorded (the op's meta kernel).
+LogicalResult ProgramImporter::importCustomCall(NodeContext &ctx,
+                                                const CustomKernel &kernel) {
+  SmallVector<Value> inputs;
+  SmallVector<double> scalars;
+  for (const NamedArgument &input : ctx.node.inputs) {
+    const Object &value = *input.value;
+    if (value.get("as_tensor")) {
+      FailureOr<Value> tensor = ctx.tensor(input.name);
+      if (failed(tensor))
+        return failure();
+      inputs.push_back(*tensor);
+    } else if (auto f = value.getNumber("as_float")) {
+      scalars.push_back(*f);
+    } else if (auto i = value.getInteger("as_int")) {
+      scalars.push_back(static_cast<double>(*i));
+    } else if (auto b = value.getBoolean("as_bool")) {
+      scalars.push_back(*b ? 1.0 : 0.0);
+    } else if (!value.get("as_none")) {
+      return ctx.fail("argument '" + input.name +
+                      "' is neither a tensor nor a number: a custom_call passes "
+                      "tensors and numbers only");
+    }
+  }
+  SmallVector<Type> resultTypes;
+  for (unsigned i = 0, e = ctx.numResults(); i < e; ++i) {
+    FailureOr<RankedTensorType> type = ctx.resultType(i);
+    if (failed(type))
+      return failure();
+    resultTypes.push_back(*type);
+  }
+  auto call = ctx.b.create<mlir::thunder::CustomCallOp>(
+      ctx.loc, resultTypes, FlatSymbolRefAttr::get(&context, kernel.symbol),
+      ctx.b.getStringAttr(kernel.op), inputs, ctx.b.getF64ArrayAttr(scalars));
+  for (auto [i, result] : llvm::enumerate(call.getResults()))
+    if (failed(ctx.setResult(result, i)))
+      return failure();
+  return success();
 }
 
 LogicalResult ProgramImporter::importOutputs(func::FuncOp func,
@@ -533,6 +589,26 @@ OwningOpRef<ModuleOp> ProgramImporter::run() {
   ok &= succeeded(importNodes(builder));
   if (!ok || failed(importOutputs(func, builder)))
     return nullptr;
+  // The sources of the custom kernels the program calls, for the backends.
+  SmallVector<NamedAttribute> kernels;
+  for (const CustomKernel &kernel : options.customKernels) {
+    bool called = false;
+    module->walk([&](mlir::thunder::CustomCallOp call) {
+      called |= call.getCallee() == kernel.symbol;
+    });
+    if (!called)
+      continue;
+    kernels.push_back(builder.getNamedAttr(
+        kernel.symbol,
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("op", builder.getStringAttr(kernel.op)),
+             builder.getNamedAttr("cpu_source", builder.getStringAttr(kernel.cpuSource)),
+             builder.getNamedAttr("cpu_library", builder.getStringAttr(kernel.cpuLibrary)),
+             builder.getNamedAttr("cuda_source",
+                                  builder.getStringAttr(kernel.cudaSource))})));
+  }
+  if (!kernels.empty())
+    (*module)->setAttr(kCustomKernelsAttr, builder.getDictionaryAttr(kernels));
   if (failed(verify(*module)))
     return nullptr;
   return module;

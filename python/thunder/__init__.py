@@ -8,6 +8,8 @@
     program = thunder.export(model, (x,))      # torch.export + the C++ importer
     print(program)                             # the thunder dialect, weights elided
     print(thunder.examine(model, x))           # which ops are supported, where they are
+    print(cm.report())                         # compiled partitions, what fell back
+    thunder.register_kernel("mylib::op", cpu=CPP_SOURCE)   # a kernel for a custom op
 
 thunder.export takes an nn.Module, an FX GraphModule, a TorchScript module or a
 torch.export.ExportedProgram; thunder.load_pt2 reads a .pt2 archive written by
@@ -40,6 +42,7 @@ from .program import ImportedProgram, export, load_pt2
 from .compiled import CompiledModule, CompileRecord, compile  # noqa: A004
 from .runtime import Model, load
 from .cache import default_cache_dir
+from .custom_ops import register_kernel, unregister_kernel
 
 
 def supported_ops() -> list[str]:
@@ -63,5 +66,7 @@ __all__ = [
     "export",
     "load",
     "load_pt2",
+    "register_kernel",
     "supported_ops",
+    "unregister_kernel",
 ]

@@ -26,7 +26,7 @@ from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKin
                                           TensorArgument)
 from torch.utils import _pytree as pytree
 
-from . import _C, capture, runtime
+from . import _C, capture, custom_ops, partition, runtime
 from .cache import Cache, host_cpu_digest, key as cache_key, program_digest, weights_digest
 from .errors import UnsupportedModelError, runtime_error
 from .program import import_exported
@@ -444,7 +444,11 @@ class CompiledModule:
                  dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
                  progress: bool, name: str | None, recompile: bool, opt_level: int,
                  cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = "",
-                 keep_module: bool = True):
+                 keep_module: bool = True, fallback: str = "error"):
+        if fallback not in partition.FALLBACK_MODES:
+            raise ValueError(f"fallback must be one of {partition.FALLBACK_MODES}, got "
+                             f"{fallback!r}")
+        self._fallback = fallback
         self._model = model
         self._keep_module = keep_module
         # Every weight a compiled signature was built from: (FQN, a weak reference to
@@ -500,6 +504,11 @@ class CompiledModule:
         compile."""
         entries = self._entries
         return entries[0].model.device_description if entries else None
+
+    def report(self) -> str:
+        """Per compiled signature: its compiled partitions and eager groups, the ops that
+        fell back to PyTorch with their source lines, the fraction of FLOPs compiled."""
+        return partition.report(self)
 
     def _match(self, args: tuple, kwargs: dict):
         """(entry, leaves) of the first compiled signature the call fits, else None."""
@@ -682,7 +691,10 @@ class CompiledModule:
         progress = _Progress(f"compiling '{self._name}' for {self._target}", self._progress)
         outcome = "failed"
         try:
-            entry = self._compile_with(args, kwargs, progress)
+            try:
+                entry = self._compile_with(args, kwargs, progress)
+            except _C.ImportError as error:  # unsupported ops: partitioned (fallback=eager)
+                entry = partition.fallback_entry(self, args, kwargs, error)
             outcome = "found in the cache" if entry.record.source == "cache" else "done"
         finally:
             progress.finish(outcome)
@@ -738,6 +750,8 @@ class CompiledModule:
             options["arch"] = self._arch
         if self._cpu == "native":
             options["host_cpu"] = host_cpu_digest()
+        if custom_ops.digest():
+            options["custom_kernels"] = custom_ops.digest()  # sources are not in the program
         # The weights are hashed with external weights too: the weights file is written
         # by the compile (after constant folding, at offsets the library has baked in), so
         # an entry is only valid for the weights it was compiled from.
@@ -768,7 +782,11 @@ class CompiledModule:
                 mark = time.monotonic()
                 program = capture.tensor_outputs_only(capture.program_json(decomposed))
                 views, keep_alive = capture.weight_views(decomposed, to_host=self._target != "cpu")
-                module = import_exported(decomposed, program, views, keep_alive, self._model)
+                try:
+                    module = import_exported(decomposed, program, views, keep_alive, self._model)
+                except _C.ImportError as error:
+                    error.thunder_program = decomposed  # what fallback partitions split
+                    raise
                 seconds["import"] = time.monotonic() - mark
                 progress.phase("imported", seconds["import"])
                 result = module.compile(str(directory), target=self._target,
@@ -821,7 +839,8 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             cpu: str = "native", external_weights: bool = False, progress: bool = True,
             name: str | None = None, recompile: bool | None = None,
             opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a",
-            fuse: bool = True, arch: str = "", keep_module: bool = True) -> CompiledModule:
+            fuse: bool = True, arch: str = "", keep_module: bool = True,
+            fallback: str = "eager") -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -886,8 +905,15 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     after its first call with those dtypes and shapes: no flattening, no Python checks,
     one runtime call that validates in C++ with the GIL released.
 
+    fallback="eager" (default): a program with ops Thunder does not support is split
+    around them (python/thunder/partition.py): the supported parts are compiled
+    partitions, the others run in PyTorch between them; cm.report() lists the partitions,
+    the ops that fell back with their source lines and the fraction of FLOPs compiled.
+    fallback="error": such a program raises thunder.ImportError with every unsupported op.
+
     Raises thunder.UnsupportedModelError (capture), thunder.ImportError (unsupported ops,
-    all at once, with source lines) and thunder.CompileError (the toolchain's output).
+    all at once, with source lines, with fallback="error") and thunder.CompileError (the
+    toolchain's output).
     """
     if dynamic is not None and dynamic_shapes is not None:
         raise ValueError("give dynamic or dynamic_shapes, not both")
@@ -902,7 +928,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
                               external_weights=external_weights, progress=progress, name=name,
                               recompile=recompile, opt_level=opt_level,
                               cuda_arch=cuda_arch, fuse=fuse, arch=arch,
-                              keep_module=keep_module)
+                              keep_module=keep_module, fallback=fallback)
     if eager:
         args = tuple(example_inputs or ())
         kwargs = dict(example_kwargs or {})

@@ -24,8 +24,13 @@ class ExamineReport:
     and the user's source lines that call it. ``str(report)`` is the text that
     ``thunder-compile --examine`` prints."""
 
-    def __init__(self, raw: dict):
+    def __init__(self, raw: dict, partitions: Any = None):
         self._raw = raw
+        #: With unsupported ops: how thunder.compile (fallback="eager") would split the
+        #: program (a thunder.partition.PartitionPlan: compiled partitions, eager groups,
+        #: the ops that fall back with their source lines, the FLOPs compiled;
+        #: ``print(report.partitions)``); else None. ``str(report)`` stays the CLI's text.
+        self.partitions = partitions
         self.num_nodes: int = raw["num_nodes"]
         self.ops: list[OpReport] = [
             OpReport(op["name"], op["count"], op["supported"], tuple(op["source_lines"]))
@@ -65,6 +70,16 @@ def examine(model: Any, *args: Any, kwargs: dict | None = None,
     """
     from . import capture
 
+    from . import custom_ops, partition
+
     ep = capture.capture(model, args, kwargs, dynamic_shapes)
-    return ExamineReport(_C.examine_program(capture.program_json(ep),
-                                            capture.source_name(model)))
+    name = capture.source_name(model)
+    raw = _C.examine_program(capture.program_json(ep), name)
+    registered = custom_ops.registered_names()
+    for op in raw["ops"]:  # custom ops with a kernel (thunder.register_kernel) import
+        if op["name"] in registered:
+            op["supported"] = True
+    report = ExamineReport(raw)
+    if not report.ok:
+        report.partitions = partition.plan(ep, name=name)
+    return report

@@ -100,10 +100,11 @@ def import_exported(ep: Any, program_json: bytes, views: dict, keep_alive: list,
                     model: Any) -> _C.Module:
     """The C++ import of a captured program (its JSON and weight views, from
     thunder.capture); an import failure of a model left in training mode says so."""
-    from . import capture
+    from . import capture, custom_ops
 
     try:
-        module = _C.import_program(program_json, views, capture.source_name(model))
+        module = _C.import_program(program_json, views, capture.source_name(model),
+                                   custom_kernels=custom_ops.import_list())
     except _C.ImportError as error:
         hint = capture.training_mode_hint(model)
         if hint is None:
@@ -117,4 +118,7 @@ def import_exported(ep: Any, program_json: bytes, views: dict, keep_alive: list,
 def load_pt2(path: str | os.PathLike) -> ImportedProgram:
     """Imports a .pt2 archive written by torch.export.save (after run_decompositions).
     The weights stay in the memory-mapped file. Raises thunder._C.ImportError."""
-    return ImportedProgram(_C.import_pt2(os.fspath(path)))
+    from . import custom_ops
+
+    return ImportedProgram(_C.import_pt2(os.fspath(path),
+                                         custom_kernels=custom_ops.import_list()))

@@ -8,6 +8,7 @@
 // thunder-compile model.pt2 --report=fusion,memory -o out/
 // thunder-compile model.pt2 --examine
 // thunder-compile --list-ops
+// thunder-compile model.pt2 --custom-ops ops.yaml -o out/   (user kernels of custom ops)
 // thunder-compile module.mlir --target=cuda --compile-to=source -o src/   (thunder IR in;
 //   it enters at the phase its thunder.phase marker records, or --start-from's)
 // thunder-compile module.mlir --compile-to=source   (the sources on standard output, as
@@ -25,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "thunder/Driver/Compiler.h"
+#include "thunder/Import/CustomKernelsFile.h"
 #include "thunder/Import/Importer.h"
 #include "thunder/Import/Pt2Archive.h"
 #include "thunder/Dialect/Thunder/Transforms/Reports.h"
@@ -129,6 +131,13 @@ static cl::opt<bool> examine(
     cl::desc("Report which ops are supported, with counts and source lines, "
              "without compiling; exit status 1 when some are not"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> customOps(
+    "custom-ops",
+    cl::desc("A YAML or JSON file of custom kernels (op, symbol, cpu, cpu_library, "
+             "cuda): their ops import as thunder.custom_call and the sources are built "
+             "into the library (docs/user-guide.md, Custom operators)"),
+    cl::value_desc("ops.yaml"), cl::init(""), cl::cat(category));
+
 static cl::opt<bool> listOps("list-ops",
                              cl::desc("List the ATen ops Thunder imports"),
                              cl::init(false), cl::cat(category));
@@ -271,6 +280,12 @@ int main(int argc, char **argv) {
   } else {
     thunder::import::ImportOptions importOptions;
     importOptions.sourceName = (*archive)->displayName().str();
+    if (!customOps.empty()) {
+      auto kernels = thunder::import::readCustomKernelsFile(customOps);
+      if (!kernels)
+        return fail(toString(kernels.takeError()));
+      importOptions.customKernels = std::move(*kernels);
+    }
     module = thunder::import::importPt2Archive(context, **archive, importOptions);
     if (!module)
       return fail(inputPath + ": import failed (errors above)");

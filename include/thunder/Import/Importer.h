@@ -37,12 +37,30 @@ struct WeightData {
 /// Weights by fully qualified name (parameters, buffers and constants).
 using WeightMap = llvm::StringMap<WeightData>;
 
+/// A kernel the user registered for a custom op (thunder.register_kernel,
+/// `thunder-compile --custom-ops`): a node calling `op` imports as a
+/// `thunder.custom_call` of `symbol`, and the module records the sources in
+/// its `thunder.custom_kernels` attribute for the backends to build.
+struct CustomKernel {
+  std::string op;         ///< "mylib.rms_norm.default"
+  std::string symbol;     ///< the C function (include/thunder-c/custom_op.h)
+  std::string cpuSource;  ///< C++ source defining `symbol`, or empty
+  std::string cpuLibrary; ///< a shared library defining `symbol`, or empty
+  std::string cudaSource; ///< CUDA source defining `symbol`, or empty
+};
+
 struct ImportOptions {
   /// The name of the generated function.
   std::string functionName = "main";
   /// Names the program in messages ("model.pt2").
   std::string sourceName = "<program>";
+  /// Kernels of custom ops, which the importer takes besides the ATen ops.
+  std::vector<CustomKernel> customKernels;
 };
+
+/// The name of the module attribute that holds the custom kernels' sources:
+/// symbol -> {op, cpu_source, cpu_library, cuda_source}.
+inline constexpr llvm::StringLiteral kCustomKernelsAttr = "thunder.custom_kernels";
 
 /// Imports an ExportedProgram's JSON with its weights. On failure, returns
 /// null after reporting every problem as an MLIR diagnostic: all unsupported

@@ -14,6 +14,7 @@
 #include "thunder/Target/CPU/CPUBackend.h"
 
 #include "Emitter.h"
+#include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/WeightsLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -374,7 +375,8 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "#include <sys/mman.h>\n"
      << (options.externalWeights
              ? "#include <fcntl.h>\n#include <sys/stat.h>\n#include <unistd.h>\n\n"
-             : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n");
+             : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n")
+     << codegen::customKernelDeclarations(func->getParentOfType<ModuleOp>());
   // The kernels' declarations go here once they are all emitted.
   size_t declarationsAt = text.size();
   os << "namespace {\n\n"
@@ -458,7 +460,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     addSupportFiles(out);
     out.compileUnits = {"model.cpp"};
     addKernelUnits(out);
-    return success();
+    return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
   }
   out.files.push_back({"weights.bin", "", blob, /*binary=*/true});
   out.files.push_back(
@@ -472,7 +474,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
   addSupportFiles(out);
   out.compileUnits = {"model.cpp", "weights.S"};
   addKernelUnits(out);
-  return success();
+  return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
 }
 
 unsigned Emitter::weightIndex(uint64_t offset) const {
@@ -659,6 +661,10 @@ std::string objectPath(llvm::StringRef buildDir, llvm::StringRef unit,
 
 bool isKernelUnit(llvm::StringRef unit) { return unit.starts_with("kernels/"); }
 
+/// A user's custom kernel (codegen::addCustomKernelUnits): compiled once,
+/// for the lowest instruction set, with its names as the user wrote them.
+bool isCustomUnit(llvm::StringRef unit) { return unit.starts_with("custom_"); }
+
 } // namespace
 
 std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
@@ -709,18 +715,21 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
     for (const std::string &unit : sources.compileUnits) {
       if (!llvm::StringRef(unit).ends_with(".cpp"))
         continue;
-      bool kernel = isKernelUnit(unit);
+      bool custom = isCustomUnit(unit);
+      if (custom && arch != variants.front())
+        continue;
+      bool kernel = isKernelUnit(unit) || custom;
       int level = kernel ? kernelLevel : hostLevel;
       UnitCompile step;
-      step.object = objectPath(buildDir, unit, suffix);
+      step.object = objectPath(buildDir, unit, custom ? "" : suffix);
       step.argv = {"c++"};
-      llvm::append_range(step.argv, flags);
+      llvm::append_range(step.argv, custom ? unitFlags(options, arch, false) : flags);
       step.argv.push_back("-O" + std::to_string(level));
-      if (kernel && pch)
+      if (isKernelUnit(unit) && pch)
         step.argv.push_back("-I" + pchDir);
       step.argv.insert(step.argv.end(),
                        {"-I" + dir, "-c", dir + "/" + unit, "-o", step.object});
-      step.stage = kernel ? 1 : 0;
+      step.stage = isKernelUnit(unit) ? 1 : 0;
       for (const SourceFile &file : sources.files)
         if (file.path == unit) {
           llvm::SHA256 hash;
@@ -759,8 +768,11 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   // anywhere the library may run.
   for (const std::string &arch : variants)
     for (const std::string &unit : sources.compileUnits)
-      if (llvm::StringRef(unit).ends_with(".cpp"))
+      if (llvm::StringRef(unit).ends_with(".cpp") && !isCustomUnit(unit))
         cmd.argv.push_back(objectPath(buildDir, unit, variantSuffix(options, arch)));
+  for (const std::string &unit : sources.compileUnits)
+    if (isCustomUnit(unit) && llvm::StringRef(unit).ends_with(".cpp"))
+      cmd.argv.push_back(objectPath(buildDir, unit, ""));
   for (const std::string &unit : sources.compileUnits)
     if (!llvm::StringRef(unit).ends_with(".cpp"))
       cmd.argv.push_back(dir + "/" + unit);

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
 
+#include "thunder/Dialect/Thunder/IR/CustomOps.h"
+#include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/LibraryCalls.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -50,6 +52,12 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
   auto dims = [&](Value v) { return shape(v); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp) { return success(); }) // laid out up front
+      .Case([&](CustomCallOp call) {
+        // run_model returns the kernel's status; the runtime names the model.
+        codegen::emitCustomCall(os, call, [&](Value v) { return name(v); }, dims,
+                                "nullptr", "return status;", "  ");
+        return success();
+      })
       .Case([&](ReshapeOp r) {
         // A view: same bytes, new shape.
         os << "  // (a view of " << name(r.getOperand()) << ")\n";

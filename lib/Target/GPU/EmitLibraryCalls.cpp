@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
+#include "thunder/Dialect/Thunder/IR/CustomOps.h"
+#include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/LibraryCalls.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -74,6 +76,17 @@ LogicalResult GpuEmitter::emitOpCall(Operation *op, llvm::raw_ostream &os) {
     return success();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp) { return success(); })
+      .Case([&](CustomCallOp call) -> LogicalResult {
+        if (StringRef(dialect.target) != "cuda")
+          return call.emitError("the ") << dialect.displayName
+                 << " backend does not call custom kernels yet (the cpu and cuda targets do)";
+        std::string failed = "snprintf(error, error_size, \"the custom kernel " +
+                             call.getCallee().str() + " of " + call.getOp().str() +
+                             " failed with status %d\", status);\n      return 1;";
+        codegen::emitCustomCall(os, call, [&](Value v) { return name(v); }, dims,
+                                "c.stream", failed, "    ");
+        return success();
+      })
       .Case([&](ReshapeOp r) {
         os << "    // (a view of " << name(r.getOperand()) << ")\n";
         return success();

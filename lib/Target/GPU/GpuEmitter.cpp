@@ -16,6 +16,7 @@
 #include "thunder/Target/GPU/GpuDialect.h"
 
 #include "Emitter.h"
+#include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/WeightsLoader.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -291,6 +292,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
      << "using namespace " << dialect.ns << ";\n\n"
      << (options.externalWeights ? ""
                                  : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n")
+     << codegen::customKernelDeclarations(func->getParentOfType<ModuleOp>())
      << "namespace {\n\n"
      << "constexpr int kNumSymbols = " << plan.symbols().size() << ";\n"
      << "constexpr int kNumStreams = " << numStreams << ";\n"
@@ -454,7 +456,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
                          /*binary=*/true});
     out.artifacts.push_back(options.modelName + ".safetensors");
     out.compileUnits = {dialect.source};
-    return success();
+    return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), dialect.target, out);
   }
   out.files.push_back({"weights.bin", "", blob, /*binary=*/true});
   // A host-only translation unit: the assembler embeds the blob.
@@ -467,7 +469,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
                        "    \"thunder_weights_blob:\\n\"\n"
                        "    \"\\t.incbin \\\"\" THUNDER_WEIGHTS_BIN \"\\\"\\n\\t.byte 0\\n\\t.previous\\n\");\n"});
   out.compileUnits = {dialect.source, "weights.cpp"};
-  return success();
+  return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), dialect.target, out);
 }
 
 /// create(): the runtime (device checks, streams, the GEMM library), the

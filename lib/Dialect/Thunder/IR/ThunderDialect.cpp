@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "thunder/Dialect/Thunder/IR/ThunderDialect.h"
 
-#include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Dialect/Thunder/IR/CustomOps.h"
 
 using namespace mlir;
 using namespace mlir::thunder;
@@ -32,6 +32,9 @@ void ThunderDialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "thunder/Dialect/Thunder/IR/FusionOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "thunder/Dialect/Thunder/IR/CustomOps.cpp.inc"
       >();
 }
 

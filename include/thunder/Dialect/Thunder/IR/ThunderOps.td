@@ -8,5 +8,6 @@ include "thunder/Dialect/Thunder/IR/ReductionOps.td"
 include "thunder/Dialect/Thunder/IR/LinalgOps.td"
 include "thunder/Dialect/Thunder/IR/CompositeOps.td"
 include "thunder/Dialect/Thunder/IR/FusionOps.td"
+include "thunder/Dialect/Thunder/IR/CustomOps.td"
 
 #endif // THUNDER_DIALECT_THUNDER_IR_THUNDEROPS_TD

@@ -1,0 +1,503 @@
+"""Fallback partitions: a model with ops Thunder does not support, compiled around them.
+
+    cm = thunder.compile(model)              # fallback="eager" is the default
+    y = cm(x)                                # compiled parts + PyTorch for the rest
+    print(cm.report())                       # the partitions, what fell back and where
+
+The decomposed program (torch.export's FX graph of core ATen ops) is split in steps that
+alternate between compiled partitions (ops the importer converts, `_C.supported_ops()`
+or a kernel registered with thunder.register_kernel) and eager groups (the others, run by
+PyTorch). Each op is put in the earliest step of its kind that its inputs allow (as soon
+as possible scheduling): the number of steps is then the number of supported/unsupported
+alternations on the longest path of the graph, which is the least any partitioning that
+respects the data dependences can have, and independent unsupported ops share one eager
+group (and the supported ops between them one partition).
+
+Each compiled partition is today its own compiled submodule (thunder.compile of an FX
+module holding the partition's ops, fallback="error"), all of them reading their weights
+from the one source, the model's own tensors: a weight used by two partitions is embedded
+in both artifacts. One artifact with one entry point per partition is the next step.
+Partitions are compiled for the static shapes of the call (another shape compiles again).
+The CLI and the C++ runtime have no PyTorch: they refuse such a model with the list of
+its unsupported ops.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+import re
+import time
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKind,
+                                          TensorArgument)
+from torch.utils import _pytree as pytree
+
+from . import _C
+
+__all__ = ["FallbackEntry", "PartitionPlan", "Step", "node_flops", "op_name", "plan",
+           "source_line"]
+
+#: What thunder.compile's fallback= takes.
+FALLBACK_MODES = ("eager", "error")
+
+
+# ---------------------------------------------------------------------------------------
+# Which ops are supported
+# ---------------------------------------------------------------------------------------
+
+def op_name(node: torch.fx.Node) -> str:
+    """"aten.add.Tensor": how the importer (and the serialized program) names the op a
+    node calls."""
+    target = node.target
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    return getattr(target, "__name__", str(target))
+
+
+def supported_names() -> set[str]:
+    """The op names a compiled partition may hold: what the importer converts, and the
+    custom ops that have a registered kernel."""
+    names = set(_C.supported_ops())
+    from . import custom_ops
+    names.update(custom_ops.registered_names())
+    return names
+
+
+def _is_getitem(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and node.target is operator.getitem
+
+
+_FRAME = re.compile(r'File "([^"]+)", line ([0-9]+)')
+
+
+def source_line(node: torch.fx.Node) -> str:
+    """"model.py:12" (the full path) of the innermost user frame of the node's stack
+    trace, skipping PyTorch's own modules (as the importer's diagnostics do); "" when the
+    node has no stack trace."""
+    trace = node.meta.get("stack_trace") or ""
+    first = user = None
+    for match in _FRAME.finditer(trace):
+        location = f"{match.group(1)}:{match.group(2)}"
+        first = first or location
+        if "/torch/" not in match.group(1):
+            user = location
+    return user or first or ""
+
+
+def node_flops(node: torch.fx.Node) -> int:
+    """The floating-point operations of one node: torch's FLOP formula when it has one
+    (matmuls, convolutions, attention), else one per output element."""
+    from torch.utils.flop_counter import flop_registry
+
+    def val(a):
+        return a.meta.get("val") if isinstance(a, torch.fx.Node) else a
+
+    out = node.meta.get("val")
+    packet = getattr(node.target, "overloadpacket", None)
+    formula = flop_registry.get(node.target) or flop_registry.get(packet)
+    if formula is not None:
+        try:
+            args = pytree.tree_map(val, node.args)
+            kwargs = pytree.tree_map(val, node.kwargs)
+            return int(formula(*args, **kwargs, out_val=out))
+        except Exception:  # a formula that does not take these arguments: count elements
+            pass
+    total = 0
+    for leaf in pytree.tree_leaves(out):
+        if isinstance(leaf, torch.Tensor):
+            try:
+                total += int(leaf.numel())
+            except Exception:  # a symbolic size
+                total += 1
+    return total
+
+
+# ---------------------------------------------------------------------------------------
+# The plan
+# ---------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Step:
+    """One step of a partitioned program: a compiled partition or an eager group."""
+
+    index: int
+    compiled: bool
+    nodes: list = dataclasses.field(default_factory=list)    #: fx nodes, in graph order
+    inputs: list = dataclasses.field(default_factory=list)   #: nodes read from outside
+    weights: list = dataclasses.field(default_factory=list)  #: weight placeholders read
+    outputs: list = dataclasses.field(default_factory=list)  #: nodes read after it
+    flops: int = 0
+    #: Why a partition meant to be compiled runs eagerly instead (its compile failed).
+    demoted: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "compiled" if self.compiled and not self.demoted else "eager"
+
+    @property
+    def ops(self) -> dict[str, int]:
+        """Op name -> count over the step (getitems not counted)."""
+        counts: dict[str, int] = {}
+        for node in self.nodes:
+            if not _is_getitem(node):
+                counts[op_name(node)] = counts.get(op_name(node), 0) + 1
+        return counts
+
+
+@dataclasses.dataclass
+class FallbackOp:
+    """An op that runs in PyTorch, with where the model calls it."""
+
+    name: str
+    count: int
+    source_lines: tuple[str, ...]
+    reason: str = "not supported by Thunder"
+
+
+class PartitionPlan:
+    """A program split into compiled partitions and eager groups; ``str(plan)`` is the
+    report that ``cm.report()`` and ``thunder.examine`` print."""
+
+    def __init__(self, ep: ExportedProgram, steps: list[Step], name: str = "model"):
+        self.ep = ep
+        self.steps = steps
+        self.name = name
+
+    @property
+    def partitions(self) -> list[Step]:
+        """The steps meant to be compiled (demoted ones included)."""
+        return [step for step in self.steps if step.compiled]
+
+    @property
+    def total_flops(self) -> int:
+        return sum(step.flops for step in self.steps)
+
+    @property
+    def compiled_flop_fraction(self) -> float:
+        """The fraction of the program's FLOPs that compiled code runs (1.0 when nothing
+        falls back; 1.0 for a program without compute)."""
+        total = self.total_flops
+        if total == 0:
+            return 1.0 if all(step.kind == "compiled" for step in self.steps) else 0.0
+        return sum(step.flops for step in self.steps if step.kind == "compiled") / total
+
+    @property
+    def fallback_ops(self) -> list[FallbackOp]:
+        """The ops that run in PyTorch, in program order."""
+        found: dict[tuple[str, str], list] = {}
+        for step in self.steps:
+            if step.kind == "compiled":
+                continue
+            reason = (f"its partition did not compile: {step.demoted}" if step.demoted
+                      else "not supported by Thunder")
+            for node in step.nodes:
+                if _is_getitem(node):
+                    continue
+                entry = found.setdefault((op_name(node), reason), [0, []])
+                entry[0] += 1
+                line = source_line(node)
+                if line and line not in entry[1]:
+                    entry[1].append(line)
+        return [FallbackOp(name, count, tuple(lines), reason)
+                for (name, reason), (count, lines) in found.items()]
+
+    def summary(self) -> dict:
+        """The plan as plain data."""
+        return {"partitions": sum(1 for s in self.steps if s.kind == "compiled"),
+                "eager_groups": sum(1 for s in self.steps if s.kind == "eager"),
+                "compiled_flop_fraction": self.compiled_flop_fraction,
+                "steps": [{"index": s.index, "kind": s.kind, "ops": s.ops, "flops": s.flops,
+                           "inputs": [n.name for n in s.inputs],
+                           "outputs": [n.name for n in s.outputs]} for s in self.steps],
+                "fallback_ops": [dataclasses.asdict(op) for op in self.fallback_ops]}
+
+    def __str__(self) -> str:
+        compiled = sum(1 for s in self.steps if s.kind == "compiled")
+        eager = sum(1 for s in self.steps if s.kind == "eager")
+        lines = [f"{self.name}: {compiled} compiled partition{'s' * (compiled != 1)}, "
+                 f"{eager} eager group{'s' * (eager != 1)}, "
+                 f"{100 * self.compiled_flop_fraction:.1f}% of FLOPs compiled"]
+        for step in self.steps:
+            ops = sum(step.ops.values())
+            label = "compiled partition" if step.kind == "compiled" else "eager (PyTorch)"
+            lines.append(f"  step {step.index}: {label}, {ops} op{'s' * (ops != 1)}, "
+                         f"{step.flops} FLOPs, inputs {len(step.inputs)}, "
+                         f"outputs {len(step.outputs)}"
+                         + (f" [demoted: {step.demoted}]" if step.demoted else ""))
+        fallback = self.fallback_ops
+        if fallback:
+            lines.append("ops run by PyTorch:")
+            for op in fallback:
+                where = f" at {', '.join(op.source_lines)}" if op.source_lines else ""
+                lines.append(f"  {op.name} ({op.count} use{'s' * (op.count != 1)}){where}"
+                             + ("" if op.reason == "not supported by Thunder"
+                                else f": {op.reason}"))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<thunder.PartitionPlan {self.summary()['partitions']} partitions>"
+
+
+def _weight_names(ep: ExportedProgram) -> dict[str, Any]:
+    """Placeholder name -> the weight tensor, for parameters, buffers and constants."""
+    from .capture import _weight_tensor
+
+    weights = {}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            weights[spec.arg.name] = _weight_tensor(ep, spec)
+    return weights
+
+
+def plan(ep: ExportedProgram, supported: set[str] | None = None,
+         name: str = "model") -> PartitionPlan:
+    """The partition plan of a decomposed program (see the module's doc for the
+    algorithm). `supported`: the op names a partition may hold (default:
+    supported_names())."""
+    if supported is None:
+        supported = supported_names()
+    phase: dict[torch.fx.Node, int] = {}
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        preds = [phase[p] for p in node.all_input_nodes if p in phase]
+        base = max(preds, default=0)
+        if _is_getitem(node) and node.all_input_nodes and node.all_input_nodes[0] in phase:
+            phase[node] = phase[node.all_input_nodes[0]]
+            continue
+        # Even phases are compiled partitions, odd ones eager groups.
+        want = 0 if op_name(node) in supported else 1
+        phase[node] = base if base % 2 == want else base + 1
+    weights = _weight_names(ep)
+    order = sorted(set(phase.values()))
+    steps = {p: Step(index=i, compiled=p % 2 == 0) for i, p in enumerate(order)}
+    for node in ep.graph.nodes:  # graph order is a topological order
+        if node in phase:
+            step = steps[phase[node]]
+            step.nodes.append(node)
+            step.flops += 0 if _is_getitem(node) else node_flops(node)
+    output = next(node for node in ep.graph.nodes if node.op == "output")
+    for p, step in steps.items():
+        inside = set(step.nodes)
+        for node in step.nodes:
+            for source in node.all_input_nodes:
+                if source in inside:
+                    continue
+                target = step.weights if source.name in weights and step.compiled \
+                    else step.inputs
+                if source not in target:
+                    target.append(source)
+            for user in node.users:
+                if (user is output or user not in inside) and node not in step.outputs:
+                    step.outputs.append(node)
+    return PartitionPlan(ep, [steps[p] for p in order], name)
+
+
+# ---------------------------------------------------------------------------------------
+# Running a plan
+# ---------------------------------------------------------------------------------------
+
+def _partition_module(step: Step, weights: dict[str, Any]) -> torch.fx.GraphModule:
+    """An FX module computing one compiled partition: its inputs as arguments, its
+    weights as buffers (the model's own tensors, not copies), its outputs as a tuple."""
+    root = torch.nn.Module()
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    for node in step.inputs:
+        env[node] = graph.placeholder(node.name)
+    for i, node in enumerate(step.weights):
+        attribute = f"w{i}_{re.sub(r'[^A-Za-z0-9_]', '_', node.name)}"
+        root.register_buffer(attribute, weights[node.name])
+        env[node] = graph.get_attr(attribute)
+    for node in step.nodes:
+        env[node] = graph.node_copy(node, lambda n: env[n])
+    graph.output(tuple(env[node] for node in step.outputs))
+    return torch.fx.GraphModule(root, graph)
+
+
+class _NoLibrary:
+    """The `model` of an entry whose every step runs in PyTorch."""
+
+    path = ""
+    device_description = "PyTorch (no compiled partition)"
+
+
+class FallbackEntry:
+    """A compiled signature whose program runs as a PartitionPlan: the compiled
+    partitions through Thunder's runtime, the eager groups through PyTorch. It answers
+    the same questions as compiled.py's entry (mismatch, run, record, model)."""
+
+    def __init__(self, ep: ExportedProgram, plan_: PartitionPlan, flat: list, options: dict,
+                 record_type: Any):
+        start = time.monotonic()
+        self.plan = plan_
+        self.in_spec = ep.call_spec.in_spec
+        self.out_spec = ep.call_spec.out_spec
+        self._weights = _weight_names(ep)
+        # Submodules and constants the graph reads with get_attr (higher-order ops).
+        self._weights.update({node.name: getattr(ep.graph_module, node.target)
+                              for node in ep.graph.nodes if node.op == "get_attr"})
+        self._placeholders: list[tuple[str, Any]] = []  # (name, None | constant)
+        for spec in ep.graph_signature.input_specs:
+            if spec.kind != InputKind.USER_INPUT:
+                continue
+            if isinstance(spec.arg, ConstantArgument):
+                self._placeholders.append((spec.arg.name, ("constant", spec.arg.value)))
+            else:
+                self._placeholders.append((spec.arg.name, None))
+        self._shapes = [(v.dtype, tuple(v.shape)) if isinstance(v, torch.Tensor) else None
+                        for v in flat]
+        output = next(node for node in ep.graph.nodes if node.op == "output")
+        specs = ep.graph_signature.output_specs
+        self._outputs = [value for value, spec in zip(output.args[0], specs)
+                         if spec.kind == OutputKind.USER_OUTPUT]
+        for spec in specs:
+            if spec.kind != OutputKind.USER_OUTPUT:
+                raise _C.ImportError(f"a program that mutates its inputs or buffers "
+                                     f"({spec.kind.name}) cannot be partitioned")
+        self._compiled: dict[int, Any] = {}
+        self._options = options
+        # Compile every partition now, on the example's intermediate values.
+        self._run(flat, compile_missing=True)
+        partitions = [self._compiled[s.index] for s in self.plan.steps if s.kind == "compiled"]
+        self.model = partitions[0]._entries[0].model if partitions else _NoLibrary()
+        sources = {cm.compiles[-1].source for cm in partitions}
+        self.record = record_type(
+            signature=options["signature"] + " [partitioned]",
+            key=",".join(cm.compiles[-1].key for cm in partitions),
+            path=partitions[0].compiles[-1].path if partitions else "",
+            source="cache" if sources == {"cache"} else "compiled",
+            seconds={"total": time.monotonic() - start})
+
+    @property
+    def compiled_modules(self) -> list:
+        """The partitions' CompiledModules, in step order."""
+        return [self._compiled[s.index] for s in self.plan.steps if s.index in self._compiled]
+
+    def mismatch(self, flat: list, spec) -> tuple[str, str] | None:
+        if spec != self.in_spec:
+            return ("structure", f"it takes {self.in_spec}, got {spec}")
+        for (name, constant), value, shape in zip(self._placeholders, flat, self._shapes):
+            if constant is not None:
+                if type(value) is not type(constant[1]) or value != constant[1]:
+                    return ("value", f"argument '{name}' was {constant[1]!r}, got {value!r}")
+            elif not isinstance(value, torch.Tensor):
+                return ("structure", f"argument '{name}' is not a tensor")
+            elif (value.dtype, tuple(value.shape)) != shape:
+                return ("tensor", f"input '{name}': {value.dtype}{list(value.shape)} "
+                                  f"differs from the partitioned {shape[0]}{list(shape[1])}")
+        return None
+
+    def run(self, flat: list):
+        return self._run(flat, compile_missing=False)
+
+    def _run(self, flat: list, compile_missing: bool):
+        env: dict[str, Any] = dict(self._weights)
+        for (name, constant), value in zip(self._placeholders, flat):
+            env[name] = value if constant is None else constant[1]
+
+        def load(node):
+            return env[node.name]
+
+        for step in self.plan.steps:
+            if step.kind == "compiled":
+                module = self._compiled.get(step.index)
+                # The runtime reads row-major memory; an eager op may return a view.
+                values = [v.contiguous() if isinstance(v, torch.Tensor) else v
+                          for v in (load(node) for node in step.inputs)]
+                if module is None and compile_missing:
+                    module = self._compile_step(step, values)
+                if module is not None:
+                    results = module(*values)
+                    for node, value in zip(step.outputs, results):
+                        env[node.name] = value
+                    continue
+            for node in step.nodes:  # eager: PyTorch runs the ops
+                args = torch.fx.node.map_arg(node.args, load)
+                kwargs = torch.fx.node.map_arg(node.kwargs, load)
+                env[node.name] = node.target(*args, **kwargs)
+        leaves = [load(v) if isinstance(v, torch.fx.Node) else v for v in self._outputs]
+        return pytree.tree_unflatten(leaves, self.out_spec)
+
+    def _compile_step(self, step: Step, values: list):
+        from .compiled import compile as thunder_compile
+
+        options = self._options
+        module = _partition_module(step, self._weights)
+        try:
+            compiled = thunder_compile(
+                module, tuple(values), target=options["target"], fallback="error",
+                dynamic=False, cache_dir=options["cache_dir"], cpu=options["cpu"],
+                external_weights=options["external_weights"], progress=False,
+                name=f"{options['name']}_p{step.index}", opt_level=options["opt_level"],
+                fuse=options["fuse"], arch=options["arch"])
+        except (_C.ImportError, _C.CompileError) as error:
+            # An op the name check let through but the importer or a pipeline refused
+            # (a dtype it does not take, say): the partition runs eagerly instead.
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            step.demoted = f"{type(error).__name__}: {first}"
+            return None
+        self._compiled[step.index] = compiled
+        return compiled
+
+
+_REFUSED = (re.compile(r"unsupported op (\S+) \("),            # not in the importer's table
+            re.compile(r"unsupported: (\S+) on operands of type"))  # refused for these types
+
+
+def refused_ops(message: str) -> set[str]:
+    """The op names an import error refuses: the unsupported ones, and those the
+    importer maps but not for the operand types they had."""
+    return {name for pattern in _REFUSED for name in pattern.findall(message)}
+
+
+def fallback_entry(cm: Any, args: tuple, kwargs: dict, error: Exception):
+    """The entry of a CompiledModule's call whose program has unsupported ops: its
+    program partitioned and compiled (fallback="eager"), or `error` raised again
+    (fallback="error", or an import error that is not about unsupported ops)."""
+    from . import capture
+    from .compiled import CompileRecord, _flatten, _signature_text
+
+    if getattr(cm, "_fallback", "error") != "eager":
+        raise error
+    ep = getattr(error, "thunder_program", None)
+    refused = refused_ops(str(error))
+    if ep is None or not refused:
+        raise error  # not about ops (a weight, an output): nothing to split around
+    args, kwargs = pytree.tree_map(
+        lambda v: v.contiguous() if isinstance(v, torch.Tensor) else v, (args, kwargs))
+    if ep.range_constraints:
+        # Partitions are compiled for static shapes: values crossing a partition boundary
+        # carry no symbolic sizes then.
+        ep = capture.decompose(capture.export_program(cm._model, args, kwargs, None))
+    flat, _ = _flatten(args, kwargs, ep.call_spec.in_spec)
+    # An op refused for its operand types falls back wherever it is used (the error
+    # names the op, not the node): conservative, and a partition that still does not
+    # import runs eagerly (FallbackEntry._compile_step).
+    partition_plan = plan(ep, supported_names() - refused, name=cm._name)
+    options = {"target": cm._target, "cache_dir": cm._cache.root, "cpu": cm._cpu,
+               "external_weights": cm._external_weights, "name": cm._name,
+               "opt_level": cm._opt_level, "fuse": cm._fuse, "arch": cm._arch,
+               "signature": _signature_text(ep)}
+    entry = FallbackEntry(ep, partition_plan, flat, options, CompileRecord)
+    cm._entries.append(entry)
+    cm.compiles.append(entry.record)
+    return entry
+
+
+def report(cm: Any) -> str:
+    """cm.report(): each compiled signature's partitions (one compiled partition for a
+    signature without fallback)."""
+    if not cm._entries:
+        return f"{cm._name}: not compiled yet (call it, or compile with example inputs)"
+    texts = []
+    for entry in cm._entries:
+        if isinstance(entry, FallbackEntry):
+            texts.append(f"{entry.record.signature}\n{entry.plan}")
+        else:
+            texts.append(f"{entry.record.signature}\n{cm._name}: 1 compiled partition, "
+                         f"0 eager groups, 100.0% of FLOPs compiled")
+    return "\n\n".join(texts)

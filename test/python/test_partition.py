@@ -1,0 +1,184 @@
+"""Fallback partitions (python/thunder/partition.py): a model with ops Thunder does not
+support compiles around them, matches eager, and the report says what fell back where."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import thunder
+from conftest import assert_close_tree
+from thunder import capture, partition
+
+
+# Custom ops without a Thunder kernel: the importer refuses them today, and no importer
+# work will ever add them.
+@torch.library.custom_op("thunder_test::mystery", mutates_args=())
+def mystery(x: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) * 2 + 1
+
+
+@mystery.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("thunder_test::enigma", mutates_args=())
+def enigma(x: torch.Tensor) -> torch.Tensor:
+    return x.abs().sqrt()
+
+
+@enigma.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class MiddleOp(torch.nn.Module):
+    """linear -> an unsupported op -> linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 32)
+        self.b = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        h = torch.relu(self.a(x))
+        h = mystery(h)  # the op that falls back
+        return self.b(h)
+
+
+class TwoIndependent(torch.nn.Module):
+    """Two unsupported ops on parallel branches: one eager group, two partitions."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 16)
+        self.b = torch.nn.Linear(16, 16)
+        self.c = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        u = mystery(x)                 # depends on the input only
+        v = enigma(self.a(x))          # depends on a compiled op
+        w = torch.tanh(self.b(x))      # supported, independent of both
+        return self.c(u + v + w)
+
+
+def inputs(batch=3):
+    torch.manual_seed(0)
+    return (torch.randn(batch, 16),)
+
+
+def eager(model, args):
+    with torch.no_grad():
+        return model(*args)
+
+
+def test_middle_op_matches_eager(cache_dir):
+    model = MiddleOp().eval()
+    args = inputs()
+    compiled = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    assert_close_tree(compiled(*args), eager(model, args), 1e-4, 1e-5)
+    [entry] = compiled._entries
+    assert isinstance(entry, partition.FallbackEntry)
+    kinds = [step.kind for step in entry.plan.steps]
+    assert kinds == ["compiled", "eager", "compiled"], kinds
+    assert len(compiled.artifacts) == 1  # the first partition's library
+    # Another call with the same shapes reuses the partitions.
+    args2 = (torch.randn(3, 16),)
+    assert_close_tree(compiled(*args2), eager(model, args2), 1e-4, 1e-5)
+    assert len(compiled.compiles) == 1
+
+
+def test_report_lists_op_and_source_line(cache_dir):
+    model = MiddleOp().eval()
+    compiled = thunder.compile(model, inputs(), cache_dir=cache_dir, progress=False)
+    text = compiled.report()
+    assert "2 compiled partitions, 1 eager group" in text, text
+    assert "thunder_test.mystery.default (1 use) at" in text, text
+    line = next(i for i, text_line in enumerate(open(__file__), 1)
+                if "h = mystery(h)" in text_line)
+    assert f"{__file__}:{line}" in text, text
+    plan = compiled._entries[0].plan
+    assert 0.5 < plan.compiled_flop_fraction < 1.0
+    [op] = plan.fallback_ops
+    assert op.name == "thunder_test.mystery.default" and \
+        op.source_lines == (f"{__file__}:{line}",)
+
+
+def test_independent_ops_share_one_eager_group(cache_dir):
+    model = TwoIndependent().eval()
+    args = inputs()
+    ep = capture.capture(model, args)
+    plan = partition.plan(ep)
+    assert [s.compiled for s in plan.steps] == [True, False, True], str(plan)
+    eager_ops = plan.steps[1].ops
+    assert eager_ops == {"thunder_test.mystery.default": 1,
+                         "thunder_test.enigma.default": 1}, eager_ops
+    compiled = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    assert_close_tree(compiled(*args), eager(model, args), 1e-4, 1e-5)
+
+
+def test_plan_is_minimal_on_a_chain():
+    """Unsupported ops in sequence need an eager group each; supported ops between
+    them one partition each, and no more."""
+
+    class Chain(torch.nn.Module):
+        def forward(self, x):
+            return enigma(mystery(x + 1) * 2) - 3
+
+    ep = capture.capture(Chain(), inputs())
+    kinds = [s.kind for s in partition.plan(ep).steps]
+    assert kinds == ["compiled", "eager", "compiled", "eager", "compiled"], kinds
+
+
+def test_fallback_error_raises_with_the_list(cache_dir):
+    model = TwoIndependent().eval()
+    compiled = thunder.compile(model, cache_dir=cache_dir, progress=False, fallback="error")
+    with pytest.raises(thunder.ImportError) as info:
+        compiled(*inputs())
+    message = str(info.value)
+    assert "thunder_test.mystery.default" in message and \
+        "thunder_test.enigma.default" in message, message
+    with pytest.raises(ValueError, match="fallback"):
+        thunder.compile(model, fallback="maybe")
+
+
+def test_op_refused_for_its_operand_types_falls_back(cache_dir):
+    """amax on bool maps to an op whose verifier refuses i1 (today): it runs in PyTorch,
+    and the rest of the model is compiled."""
+
+    class BoolAmax(torch.nn.Module):
+        def forward(self, x):
+            return (x > 0).amax(0), torch.tanh(x) * 2
+
+    args = inputs()
+    compiled = thunder.compile(BoolAmax(), args, cache_dir=cache_dir, progress=False)
+    assert_close_tree(compiled(*args), eager(BoolAmax(), args), 1e-4, 1e-5)
+    entry = compiled._entries[0]
+    if isinstance(entry, partition.FallbackEntry):  # unless the importer learnt it
+        assert "aten.amax.default" in compiled.report()
+
+
+def test_refused_ops_are_parsed():
+    message = ("m.py:3:0: error: unsupported op thunder_test.mystery.default (1 use) at m.py:3\n"
+               "m.py:4:0: error: unsupported: aten.add.Tensor on operands of type "
+               "tensor<2xi1>, tensor<2xi1> (it maps to thunder.add, which refuses them: ...)\n"
+               "error: Model: 1 op is not supported by Thunder: thunder_test.mystery.default")
+    assert partition.refused_ops(message) == {"thunder_test.mystery.default",
+                                              "aten.add.Tensor"}
+
+
+def test_supported_model_report(cache_dir):
+    model = torch.nn.Linear(16, 4).eval()
+    compiled = thunder.compile(model, inputs(), cache_dir=cache_dir, progress=False)
+    assert "1 compiled partition, 0 eager groups, 100.0% of FLOPs compiled" in \
+        compiled.report()
+
+
+def test_examine_shows_partitions():
+    report = thunder.examine(MiddleOp().eval(), *inputs())
+    assert not report.ok
+    assert report.partitions is not None
+    assert report.partitions.summary()["partitions"] == 2
+    text = str(report.partitions)
+    assert "2 compiled partitions, 1 eager group" in text, text
+    assert "thunder_test.mystery.default" in text
