@@ -13,25 +13,14 @@
 #ifndef THUNDER_CPU_ATTENTION_H
 #define THUNDER_CPU_ATTENTION_H
 
+#include "thunder_cpu_math.h"
+
 namespace thunder_cpu {
 
-/// exp(x) in float for the softmax (x <= 0 there; any x works), a Cephes-style
-/// polynomial (about 1 ulp) that vectorizes inside `omp simd` loops. Exactly 0
-/// below -87.3 (so masked -inf scores weigh nothing). The one exp of the
-/// attention kernel: a vector-math library's expf can replace it here.
-inline float attn_expf(float x) {
-  float xc = x < -87.3f ? -87.3f : (x > 88.3f ? 88.3f : x);
-  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f; // round
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float z = r * r;
-  float y = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-              4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
-  y = y * z + r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float p = y * __builtin_bit_cast(float, bits);
-  return x < -87.3f ? 0.0f : p;
-}
+/// exp(x) in float for the softmax (x <= 0 there): thunder_cpu_math.h's,
+/// which vectorizes inside `omp simd` loops and gives exactly 0 for masked
+/// -inf scores.
+inline float attn_expf(float x) { return thunder_math::exp(x); }
 
 namespace attn {
 
