@@ -15,7 +15,8 @@
 // AVX-512F: MR x 32 with 2 zmm per row (MR <= 14, 28 accumulators);
 // AVX2+FMA: MR x 16 with 2 ymm per row (MR <= 6), run on each half of a
 // 32-column panel; otherwise a portable loop nest the compiler vectorizes.
-// A is packed per (MC x KC) block into MR-row panels (k-major).
+// A is packed per (MC x KC) block into panels of at most MR rows (k-major,
+// balanced: panel_rows).
 #ifndef THUNDER_CPU_GEMM_H
 #define THUNDER_CPU_GEMM_H
 
