@@ -188,8 +188,9 @@ int main(int argc, char **argv) {
                       s.k, b.data(), s.k, 0.0f, c.data(), s.n);
         }};
     double flops = 2.0 * s.m * s.n * s.k;
-    // Repetitions per round: about 20 ms of work at 100 GFLOP/s.
-    int reps = static_cast<int>(std::clamp(2e9 / flops, 1.0, 2000.0));
+    // Repetitions per round: about 20 ms of work at 100 GFLOP/s (at most 200: on a
+    // loaded machine each fork/join of a tiny GEMM can wait for the scheduler).
+    int reps = static_cast<int>(std::clamp(2e9 / flops, 1.0, 200.0));
     std::vector<double> times[3], fractions;
     for (auto &r : runs)
       r(); // warm up (oneDNN's JIT, the packing buffers)

@@ -15,7 +15,8 @@
 // AVX-512F: MR x 32 with 2 zmm per row (MR <= 14, 28 accumulators);
 // AVX2+FMA: MR x 16 with 2 ymm per row (MR <= 6), run on each half of a
 // 32-column panel; otherwise a portable loop nest the compiler vectorizes.
-// A is packed per (MC x KC) block into MR-row panels (k-major).
+// A is packed per (MC x KC) block into panels of at most MR rows (k-major,
+// balanced: panel_rows).
 #ifndef THUNDER_CPU_GEMM_H
 #define THUNDER_CPU_GEMM_H
 
@@ -91,13 +92,21 @@ inline void pack_b_full(const float *b, i64 ldb, bool tb, i64 k, i64 n, float *o
   pack_b(b, ldb, tb, 0, k, 0, n, out, k * kNR);
 }
 
-/// Packs op(A) rows [r0, r0 + mc), cols [p0, p0 + kc) into MR-row panels,
-/// k-major (panel i: out[i * kc * kMR + p * mr + r]); the last panel has its
-/// own row count mr < kMR.
+/// Rows per A panel for a block of `mc` rows: as few panels as kMR allows,
+/// their rows balanced (16 rows: two of 8, not 14 + 2, whose 2-row kernel has
+/// too few accumulators to hide the FMA latency).
+inline int panel_rows(i64 mc) {
+  i64 panels = (mc + kMR - 1) / kMR;
+  return static_cast<int>((mc + panels - 1) / panels);
+}
+
+/// Packs op(A) rows [r0, r0 + mc), cols [p0, p0 + kc) into panels of `mrp`
+/// rows, k-major (panel i: out[i * mrp * kc + p * mr + r]); the last panel
+/// has its own row count mr <= mrp.
 inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64 kc,
-                   float *out) {
-  for (i64 i0 = 0; i0 < mc; i0 += kMR) {
-    int mr = static_cast<int>(std::min<i64>(kMR, mc - i0));
+                   int mrp, float *out) {
+  for (i64 i0 = 0; i0 < mc; i0 += mrp) {
+    int mr = static_cast<int>(std::min<i64>(mrp, mc - i0));
     float *dst = out + i0 * kc;
     if (!ta && mr == kMR) {
       // Full panels: kMR row streams in, one sequential stream out.
@@ -407,21 +416,22 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
     i64 q0 = tn * nc_panels, q1 = std::min(panels, q0 + nc_panels);
     i64 c0 = q0 * kNR, c1 = std::min(n, q1 * kNR);
     i64 kcmax = std::min(kKC, k);
+    const int mrp = panel_rows(r1 - r0);
     float *ap = thread_buffer(0, static_cast<size_t>(kMC * kcmax));
     float *bp = packed ? nullptr
                        : thread_buffer(1, static_cast<size_t>(nc_panels * kNR * kcmax));
     for (i64 p0 = 0; p0 < k; p0 += kKC) {
       i64 kc = std::min(kKC, k - p0);
       bool first = p0 == 0, last = p0 + kc >= k;
-      pack_a(a, lda, ta, r0, r1 - r0, p0, kc, ap);
+      pack_a(a, lda, ta, r0, r1 - r0, p0, kc, mrp, ap);
       if (!packed)
         pack_b(b, ldb, tb, p0, kc, c0, c1, bp, kc * kNR);
       for (i64 q = q0; q < q1; ++q) {
         const float *bq = packed ? packed + (q * k + p0) * kNR : bp + (q - q0) * kc * kNR;
         i64 j0 = q * kNR;
         int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
-        for (i64 i0 = r0; i0 < r1; i0 += kMR) {
-          int mr = static_cast<int>(std::min<i64>(kMR, r1 - i0));
+        for (i64 i0 = r0; i0 < r1; i0 += mrp) {
+          int mr = static_cast<int>(std::min<i64>(mrp, r1 - i0));
           ukernel_rows(mr, kc, ap + (i0 - r0) * kc, bq, c + i0 * ldc + j0, ldc, nv, first,
                        beta);
           if (last)
