@@ -547,7 +547,8 @@ class CompiledModule:
                 if match is None:
                     match = self._no_match(args, kwargs)
         entry, flat = match
-        if fast is not None and entry.device_type == "cpu":
+        # (A partitioned program, FallbackEntry, has no fast path: it runs step by step.)
+        if fast is not None and getattr(entry, "device_type", None) == "cpu":
             call = self._remember(entry, flat, fast)
             if call is not None:
                 return call(fast[0], out)

@@ -391,8 +391,23 @@ class FallbackEntry:
                                   f"differs from the partitioned {shape[0]}{list(shape[1])}")
         return None
 
-    def run(self, flat: list):
-        return self._run(flat, compile_missing=False)
+    def run(self, flat: list, out=None):
+        result = self._run(flat, compile_missing=False)
+        if out is None:
+            return result
+        # Caller-provided outputs (cm(x, out=y)): the results copied into them.
+        leaves, spec = pytree.tree_flatten(result)
+        targets = [out] if isinstance(out, torch.Tensor) else list(out)
+        if len(targets) != len(leaves):
+            raise ValueError(f"out= has {len(targets)} tensors, the model returns "
+                             f"{len(leaves)}")
+        for i, (target, value) in enumerate(zip(targets, leaves)):
+            if not isinstance(target, torch.Tensor) or target.dtype != value.dtype or \
+                    target.shape != value.shape:
+                raise ValueError(f"out[{i}] must be a {value.dtype} tensor of shape "
+                                 f"{list(value.shape)}")
+            target.copy_(value)
+        return pytree.tree_unflatten(targets, spec)
 
     def _run(self, flat: list, compile_missing: bool):
         env: dict[str, Any] = dict(self._weights)

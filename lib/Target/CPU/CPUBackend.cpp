@@ -14,6 +14,7 @@
 #include "thunder/Target/CPU/CPUBackend.h"
 
 #include "Emitter.h"
+#include "thunder/Dialect/Thunder/IR/CustomOps.h"
 #include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/WeightsLoader.h"
 
@@ -416,9 +417,14 @@ LogicalResult Emitter::run(EmittedSources &out) {
        << "), st<" << elem(v) << ">(" << literal << "));\n";
   os << "\n";
 
-  for (auto fusion : func.getBody().front().getOps<FusionOp>())
-    if (failed(emitKernelCall(fusion, os)))
+  for (auto fusion : func.getBody().front().getOps<FusionOp>()) {
+    // A custom kernel is called from the host program itself: it returns a
+    // status the host passes on, and its symbol is the user's, declared here.
+    bool custom = fusion.walk([](CustomCallOp) { return WalkResult::interrupt(); })
+                      .wasInterrupted();
+    if (failed(custom ? emitFusion(fusion, os) : emitKernelCall(fusion, os)))
       return failure();
+  }
   {
     std::string declarations;
     llvm::raw_string_ostream dos(declarations);
