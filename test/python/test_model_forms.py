@@ -176,7 +176,13 @@ def test_training_mode_failure_says_to_call_eval():
     with pytest.raises(thunder.ImportError) as info:
         thunder.export(model, (torch.randn(2, 3, 8, 8),))
     message = str(info.value)
-    assert "aten.native_dropout.default" in message
+    assert "aten._native_batch_norm_legit_functional.default" in message
+    assert "model.eval()" in message
+    # Dropout alone in training mode: the importer says why it cannot compile it.
+    with pytest.raises(thunder.ImportError) as info:
+        thunder.export(nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5)), (torch.randn(2, 3),))
+    message = str(info.value)
+    assert "aten.native_dropout.default" in message and "training mode" in message
     assert "model.eval()" in message
     # In eval mode the same model imports.
     assert thunder.export(model.eval(), (torch.randn(2, 3, 8, 8),)).verify()
