@@ -599,7 +599,8 @@ namespace thunder {
 llvm::StringRef CPUBackend::name() const { return "cpu"; }
 
 void registerCPUTargetBackend() {
-  registerTargetBackend("cpu", "C++ with OpenMP loops and Thunder's own GEMMs, built by the system c++",
+  registerTargetBackend("cpu",
+                        "C++ with OpenMP loops and Thunder's own GEMMs, built by the system c++",
                         [] { return std::make_unique<CPUBackend>(); });
 }
 
