@@ -44,6 +44,16 @@ FailureOr<int64_t> normalizeDim(NodeContext &ctx, int64_t dim,
   return d;
 }
 
+Value indexConstant(NodeContext &ctx, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    ctx.b.getI64Type());
+  return ctx.create<ConstantOp>(DenseElementsAttr::get(type, values));
+}
+
+Value selectAlong(NodeContext &ctx, Value value, int64_t dim, ArrayRef<int64_t> index) {
+  return ctx.create<IndexSelectOp>(value, indexConstant(ctx, index), dim);
+}
+
 } // namespace thunder::import::detail
 
 LogicalResult NodeContext::fail(const llvm::Twine &message) const {

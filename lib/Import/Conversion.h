@@ -173,6 +173,14 @@ mlir::Type elementTypeOf(mlir::MLIRContext *context, DType dtype);
 mlir::FailureOr<int64_t> normalizeDim(NodeContext &ctx, int64_t dim,
                                       int64_t rank);
 
+/// A 1-D i64 constant.
+mlir::Value indexConstant(NodeContext &ctx, llvm::ArrayRef<int64_t> values);
+
+/// `value` with dim `dim` mapped through the constant `index`
+/// (out[.., i, ..] = in[.., index[i], ..]).
+mlir::Value selectAlong(NodeContext &ctx, mlir::Value value, int64_t dim,
+                        llvm::ArrayRef<int64_t> index);
+
 } // namespace thunder::import::detail
 
 #endif // THUNDER_LIB_IMPORT_CONVERSION_H

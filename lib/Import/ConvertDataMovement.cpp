@@ -344,9 +344,52 @@ LogicalResult convertIndex(NodeContext &ctx) {
                   "dim, are)");
 }
 
+/// Tensor.unfold(dim, size, step): the windows of `size` elements every `step`
+/// along `dim` as a new last dim. One gather of the windows' elements, in
+/// order, then a reshape to [.., windows, size, ..] and a transpose of `size`
+/// to the end.
+LogicalResult convertUnfold(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<int64_t> dimension = ctx.getInt("dimension");
+  FailureOr<int64_t> size = ctx.getInt("size");
+  FailureOr<int64_t> step = ctx.getInt("step");
+  if (failed(type) || failed(self) || failed(dimension) || failed(size) || failed(step))
+    return failure();
+  auto selfType = cast<RankedTensorType>(self->getType());
+  if (selfType.getRank() == 0)
+    return ctx.fail("unfold of a rank-0 tensor is not supported");
+  FailureOr<int64_t> dim = normalizeDim(ctx, *dimension, selfType.getRank());
+  if (failed(dim))
+    return failure();
+  int64_t length = selfType.getDimSize(*dim);
+  if (ShapedType::isDynamic(length))
+    return ctx.fail("unfold along a dynamic dim is not supported");
+  if (*step < 1 || *size < 0 || *size > length)
+    return ctx.fail("unfold: size " + llvm::Twine(*size) + " and step " +
+                    llvm::Twine(*step) + " do not fit a dim of " + llvm::Twine(length));
+  int64_t windows = (length - *size) / *step + 1;
+  SmallVector<int64_t> index;
+  for (int64_t w = 0; w < windows; ++w)
+    for (int64_t j = 0; j < *size; ++j)
+      index.push_back(w * *step + j);
+  Value x = selectAlong(ctx, *self, *dim, index);
+  SmallVector<int64_t> split(selfType.getShape());
+  split[*dim] = *size;
+  split.insert(split.begin() + *dim, windows);
+  x = ctx.create<ReshapeOp>(selfType.clone(split), x);
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < static_cast<int64_t>(split.size()); ++i)
+    if (i != *dim + 1)
+      perm.push_back(i);
+  perm.push_back(*dim + 1);
+  return ctx.setResult(ctx.create<TransposeOp>(x, perm));
+}
+
 } // namespace
 
 void ::thunder::import::detail::registerDataMovementConversions(ConversionTable &table) {
+  table["aten.unfold.default"] = convertUnfold;
   for (const char *op :
        {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
         "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",

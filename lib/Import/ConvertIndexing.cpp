@@ -23,18 +23,6 @@ using namespace ::thunder::import::detail;
 
 namespace {
 
-/// A 1-D i64 constant.
-Value indexConstant(NodeContext &ctx, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                    ctx.b.getI64Type());
-  return ctx.create<ConstantOp>(DenseElementsAttr::get(type, values));
-}
-
-/// `value` with dim `dim` mapped through `index` (out[.., i, ..] = in[.., index[i], ..]).
-Value selectAlong(NodeContext &ctx, Value value, int64_t dim, ArrayRef<int64_t> index) {
-  return ctx.create<IndexSelectOp>(value, indexConstant(ctx, index), dim);
-}
-
 FailureOr<int64_t> staticDim(NodeContext &ctx, Value value, int64_t dim) {
   int64_t size = cast<RankedTensorType>(value.getType()).getDimSize(dim);
   if (ShapedType::isDynamic(size))

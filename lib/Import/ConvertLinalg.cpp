@@ -81,6 +81,87 @@ SmallVector<int64_t> perDim(ArrayRef<int64_t> values, size_t n) {
   return SmallVector<int64_t>(values.begin(), values.end());
 }
 
+/// `value` reshaped to `shape` (one dim may be dynamic: the batch).
+Value reshapeTo(NodeContext &ctx, Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return ctx.create<ReshapeOp>(type.clone(shape), value);
+}
+
+/// A transposed convolution as a direct one: the input dilated by the stride
+/// (stride - 1 zeros between elements, by reshaping each spatial dim to
+/// [size, 1] and padding the 1 to the stride), padded by dilation * (k - 1) -
+/// padding on both sides (plus output_padding after), then convolved at
+/// stride 1 with the weight's input and output channels swapped within each
+/// group and its taps reversed. The inserted zeros cost stride^spatial times
+/// the multiplies of a dedicated kernel (docs/status.md).
+FailureOr<Value> transposedConvolution(NodeContext &ctx, Value x, Value w, Value b,
+                                       ArrayRef<int64_t> stride,
+                                       ArrayRef<int64_t> padding,
+                                       ArrayRef<int64_t> outputPadding,
+                                       ArrayRef<int64_t> dilation, int64_t groups) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  size_t spatial = xType.getRank() - 2;
+  if (stride.size() != spatial || padding.size() != spatial ||
+      outputPadding.size() != spatial || dilation.size() != spatial)
+    return ctx.fail("transposed convolution: stride, padding, output_padding and "
+                    "dilation need one entry per spatial dim");
+  if (!wType.hasStaticShape() || groups < 1 || wType.getDimSize(0) % groups != 0)
+    return ctx.fail("transposed convolution needs a static weight whose input "
+                    "channels divide into the groups");
+  for (size_t i = 1; i < static_cast<size_t>(xType.getRank()); ++i)
+    if (xType.isDynamicDim(i))
+      return ctx.fail("transposed convolution needs static channel and spatial "
+                      "sizes (only the batch may be dynamic)");
+
+  // Dilate: [N, C, S0, S1] -> [N, C, S0, 1, S1, 1] -> pad -> [N, C, S0*s0, S1*s1].
+  ArrayRef<int64_t> xShape = xType.getShape();
+  if (llvm::any_of(stride, [](int64_t s) { return s > 1; })) {
+    SmallVector<int64_t> split(xShape.take_front(2)), merged(xShape.take_front(2));
+    SmallVector<int64_t> low(2 + 2 * spatial, 0), high(2 + 2 * spatial, 0);
+    for (size_t i = 0; i < spatial; ++i) {
+      split.append({xShape[2 + i], 1});
+      high[2 + 2 * i + 1] = stride[i] - 1;
+      merged.push_back(xShape[2 + i] * stride[i]);
+    }
+    x = reshapeTo(ctx, x, split);
+    x = ctx.create<PadOp>(x, low, high, llvm::APFloat(0.0));
+    x = reshapeTo(ctx, x, merged);
+  }
+  // Pad (or crop, when padding exceeds the kernel's reach); the dilation above
+  // left stride - 1 zeros after the last element, which the high side drops.
+  SmallVector<int64_t> low(2, 0), high(2, 0);
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t reach = dilation[i] * (wType.getDimSize(2 + i) - 1);
+    low.push_back(reach - padding[i]);
+    high.push_back(reach - padding[i] + outputPadding[i] - (stride[i] - 1));
+  }
+  x = ctx.create<PadOp>(x, low, high, llvm::APFloat(0.0));
+
+  // Weight: [Cin, Cout/g, K...] -> [g, Cin/g, Cout/g, K...] -> swap -> [Cout, Cin/g, K...].
+  ArrayRef<int64_t> wShape = wType.getShape();
+  int64_t inPerGroup = wShape[0] / groups, outPerGroup = wShape[1];
+  SmallVector<int64_t> grouped{groups, inPerGroup, outPerGroup};
+  grouped.append(wShape.begin() + 2, wShape.end());
+  w = reshapeTo(ctx, w, grouped);
+  SmallVector<int64_t> perm{0, 2, 1};
+  for (size_t i = 0; i < spatial; ++i)
+    perm.push_back(3 + i);
+  w = ctx.create<TransposeOp>(w, perm);
+  SmallVector<int64_t> swapped{groups * outPerGroup, inPerGroup};
+  swapped.append(wShape.begin() + 2, wShape.end());
+  w = reshapeTo(ctx, w, swapped);
+  for (size_t i = 0; i < spatial; ++i) {
+    SmallVector<int64_t> reversed;
+    for (int64_t k = wShape[2 + i] - 1; k >= 0; --k)
+      reversed.push_back(k);
+    w = selectAlong(ctx, w, 2 + i, reversed);
+  }
+  return ctx.create<ConvolutionOp>(x, w, b, SmallVector<int64_t>(spatial, 1),
+                                   SmallVector<int64_t>(2 * spatial, 0),
+                                   SmallVector<int64_t>(dilation), groups);
+}
+
 LogicalResult convertConvolution(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.resultType();
   FailureOr<Value> input = ctx.tensor("input");
@@ -97,11 +178,16 @@ LogicalResult convertConvolution(NodeContext &ctx) {
       failed(stride) || failed(padding) || failed(dilation) ||
       failed(transposed) || failed(outputPadding) || failed(groups))
     return failure();
-  if (*transposed)
-    return ctx.fail("transposed convolution is not supported yet");
   size_t spatial = type->getRank() - 2;
   Type element = type->getElementType();
   Value b = *bias ? ctx.convert(*bias, element) : Value();
+  if (*transposed) {
+    FailureOr<Value> y = transposedConvolution(
+        ctx, ctx.convert(*input, element), ctx.convert(*weight, element), b,
+        perDim(*stride, spatial), perDim(*padding, spatial),
+        perDim(*outputPadding, spatial), perDim(*dilation, spatial), *groups);
+    return failed(y) ? failure() : ctx.setResult(*y);
+  }
   Value y = ctx.create<ConvolutionOp>(
       ctx.convert(*input, element), ctx.convert(*weight, element), b,
       perDim(*stride, spatial), symmetricPadding(*padding, spatial),
@@ -162,17 +248,20 @@ LogicalResult convertAvgPool(NodeContext &ctx) {
   return ctx.setResult(integer ? ctx.convert(y, element) : y);
 }
 
-/// adaptive_avg_pool: output element i of a dim averages input elements
-/// [floor(i * in / out), ceil((i + 1) * in / out)). Averages over a box are
-/// separable, so each pooled dim is done in turn: a mean when the output
-/// size is 1, an avg_pool when the input divides evenly, else one slice and
-/// mean per output element, concatenated.
-LogicalResult convertAdaptiveAvgPool(NodeContext &ctx) {
+/// adaptive_{avg,max}_pool: output element i of a dim covers input elements
+/// [floor(i * in / out), ceil((i + 1) * in / out)). A mean or a max over a box
+/// is separable, so each pooled dim is done in turn: nothing when the sizes
+/// match, else one slice and reduction per output element, concatenated.
+template <typename ReduceOp>
+LogicalResult convertAdaptivePool(NodeContext &ctx, llvm::StringRef name) {
   FailureOr<RankedTensorType> type = ctx.resultType();
   FailureOr<Value> input = ctx.tensor("self");
   FailureOr<SmallVector<int64_t>> outputSize = ctx.getInts("output_size");
   if (failed(type) || failed(input) || failed(outputSize))
     return failure();
+  if (ctx.numResults() > 1 && ctx.resultUsed(1))
+    return ctx.fail("the indices output of " + name + " is not supported (used as '" +
+                    ctx.resultName(1) + "')");
   Value x = *input;
   size_t n = outputSize->size();
   int64_t first = type->getRank() - n;
@@ -182,23 +271,87 @@ LogicalResult convertAdaptiveAvgPool(NodeContext &ctx) {
     int64_t in = xType.getDimSize(dim), out = (*outputSize)[i];
     if (in == out)
       continue;
-    if (ShapedType::isDynamic(in) || out <= 0)
-      return ctx.fail("adaptive_avg_pool needs a static input size and a "
-                      "positive output size, got " +
-                      llvm::Twine(in) + " to " + llvm::Twine(out));
+    if (ShapedType::isDynamic(in) || out <= 0 || in == 0)
+      return ctx.fail(name + " needs a static, nonzero input size and a positive "
+                      "output size, got " + llvm::Twine(in) + " to " + llvm::Twine(out));
     SmallVector<Value> pieces;
     for (int64_t o = 0; o < out; ++o) {
       int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
       FailureOr<Value> window = ctx.sliceDim(x, dim, start, end);
       if (failed(window))
         return failure();
-      pieces.push_back(ctx.create<MeanOp>(*window, SmallVector<int64_t>{dim},
-                                          /*keepdim=*/true));
+      pieces.push_back(ctx.create<ReduceOp>(*window, SmallVector<int64_t>{dim},
+                                            /*keepdim=*/true));
     }
     x = pieces.size() == 1 ? pieces.front()
                            : ctx.create<ConcatOp>(pieces, static_cast<uint64_t>(dim));
   }
   return ctx.setResult(x);
+}
+
+LogicalResult convertAdaptiveAvgPool(NodeContext &ctx) {
+  return convertAdaptivePool<MeanOp>(ctx, "adaptive_avg_pool");
+}
+
+LogicalResult convertAdaptiveMaxPool(NodeContext &ctx) {
+  return convertAdaptivePool<MaxOp>(ctx, "adaptive_max_pool");
+}
+
+/// _trilinear (nn.Bilinear): each input unsqueezed at its `expand` dims, the
+/// three multiplied with broadcasting, summed over `sumdim`. The product is
+/// materialized before the sum (batch x out x in1 x in2 elements).
+LogicalResult convertTrilinear(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  SmallVector<Value> inputs;
+  SmallVector<SmallVector<int64_t>> expands;
+  for (const char *name : {"i1", "i2", "i3"}) {
+    FailureOr<Value> input = ctx.tensor(name);
+    if (failed(input))
+      return failure();
+    inputs.push_back(*input);
+  }
+  for (const char *name : {"expand1", "expand2", "expand3"}) {
+    FailureOr<SmallVector<int64_t>> expand = ctx.getInts(name);
+    if (failed(expand))
+      return failure();
+    expands.push_back(*expand);
+  }
+  FailureOr<SmallVector<int64_t>> sumdim = ctx.getInts("sumdim");
+  if (failed(type) || failed(sumdim))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Value &input = inputs[i];
+    SmallVector<int64_t> dims(cast<RankedTensorType>(input.getType()).getShape());
+    SmallVector<int64_t> expand = expands[i];
+    llvm::sort(expand);
+    for (int64_t d : expand) {
+      if (d < 0 || d > static_cast<int64_t>(dims.size()))
+        return ctx.fail("_trilinear: expand dim " + llvm::Twine(d) + " is out of range");
+      dims.insert(dims.begin() + d, 1);
+    }
+    if (!shape.empty() && shape.size() != dims.size())
+      return ctx.fail("_trilinear: the expanded inputs have different ranks");
+    shape.resize(dims.size(), 1);
+    for (auto [s, d] : llvm::zip(shape, dims))
+      if (d != 1)
+        s = d;
+    input = ctx.create<ReshapeOp>(
+        cast<RankedTensorType>(input.getType()).clone(dims), input);
+  }
+  Type element = type->getElementType();
+  Value product;
+  for (Value input : inputs) {
+    FailureOr<Value> full = ctx.broadcastTo(ctx.convert(input, element), shape);
+    if (failed(full))
+      return failure();
+    product = product ? ctx.create<MulOp>(product, *full) : *full;
+  }
+  SmallVector<int64_t> dims(*sumdim);
+  llvm::sort(dims);
+  Value y = dims.empty() ? product
+                         : ctx.create<SumOp>(product, dims, /*keepdim=*/false);
+  return ctx.setResult(y);
 }
 
 } // namespace
@@ -209,6 +362,7 @@ void ::thunder::import::detail::registerLinalgConversions(ConversionTable &table
   table["aten.addmm.default"] = convertAddmm;
   table["aten.linear.default"] = convertLinear;
   table["aten.convolution.default"] = convertConvolution;
+  table["aten._trilinear.default"] = convertTrilinear;
   for (const char *op :
        {"aten.max_pool1d.default", "aten.max_pool2d.default",
         "aten.max_pool3d.default", "aten.max_pool2d_with_indices.default",
@@ -222,4 +376,8 @@ void ::thunder::import::detail::registerLinalgConversions(ConversionTable &table
                          "aten._adaptive_avg_pool3d.default",
                          "aten.adaptive_avg_pool1d.default"})
     table[op] = convertAdaptiveAvgPool;
+  for (const char *op : {"aten.adaptive_max_pool1d.default",
+                         "aten.adaptive_max_pool2d.default",
+                         "aten.adaptive_max_pool3d.default"})
+    table[op] = convertAdaptiveMaxPool;
 }

@@ -251,6 +251,9 @@ def matmul(dtype):
             torch.baddbmm(b3 @ c3, b3, c3, alpha=0.5),
         "einsum": lambda a, b, a1, x3, w, bias, b3, c3, x4, y3, v, b7:
             torch.einsum("bij,bjk->bik", b3, c3),
+        # aten._trilinear: out[n, o] = sum_ij x[n, i] W[o, i, j] y[n, j] + bias[o].
+        "bilinear": lambda a, b, a1, x3, w, bias, b3, c3, x4, y3, v, b7:
+            F.bilinear(a.t(), w[:5], b3, bias[:2]),
     }
     return ops, (a, b, make((1, 5), dtype, seed=2), make((2, 3, 5), dtype, seed=3),
                  make((6, 5), dtype, layout="transposed", seed=4), make((6,), dtype, seed=5),
@@ -279,6 +282,16 @@ def conv(dtype):
         "conv3d": lambda x1, x2, w1, w2, w3, w4, w5, b6: F.conv3d(
             x2.reshape(2, 4, 3, 3, 8), w2.reshape(6, 2, 2, 3, 3), b6, stride=(1, 2, 1),
             padding=(1, 1, 0), dilation=(1, 1, 2), groups=2),
+        # Transposed convolutions (the weight is [in, out / groups, k...]).
+        "conv_transpose2d": lambda x1, x2, w1, w2, w3, w4, w5, b6: F.conv_transpose2d(
+            x2, w3, b6[:4], stride=2, padding=1, output_padding=1),
+        "conv_transpose2d_groups_dilated": lambda x1, x2, w1, w2, w3, w4, w5, b6:
+            F.conv_transpose2d(x2, w2[:4], None, stride=(1, 3), padding=(2, 0),
+                               output_padding=(0, 2), groups=2, dilation=(2, 1)),
+        "conv_transpose2d_1x1": lambda x1, x2, w1, w2, w3, w4, w5, b6: F.conv_transpose2d(
+            x2, w5.reshape(4, 8, 1, 1), stride=2),
+        "conv_transpose1d": lambda x1, x2, w1, w2, w3, w4, w5, b6: F.conv_transpose1d(
+            x1, w2.reshape(4, 6, 3)[:, :3], b6[:3], stride=3, padding=2, output_padding=1),
     }
     return ops, (make((2, 4, 11), dtype, layout="transposed"),
                  make((2, 4, 9, 8), dtype, layout="channels_last", seed=1),
@@ -301,6 +314,10 @@ def pool(dtype):
         "adaptive_avg_pool2d_1": lambda x, x1: F.adaptive_avg_pool2d(x, 1),
         "adaptive_avg_pool2d_2x3": lambda x, x1: F.adaptive_avg_pool2d(x, (2, 3)),
         "adaptive_avg_pool1d": lambda x, x1: F.adaptive_avg_pool1d(x1, 4),
+        "adaptive_max_pool2d_1": lambda x, x1: F.adaptive_max_pool2d(x, 1),
+        "adaptive_max_pool2d_2x3": lambda x, x1: F.adaptive_max_pool2d(x, (2, 3)),
+        "adaptive_max_pool2d_4x5": lambda x, x1: F.adaptive_max_pool2d(x, (4, 5)),
+        "adaptive_max_pool1d": lambda x, x1: F.adaptive_max_pool1d(x1, 4),
     }
     return ops, (make((2, 3, 9, 8), dtype, layout="channels_last"),
                  make((2, 3, 11), dtype, layout="transposed", seed=1))
@@ -461,6 +478,9 @@ def move(dtype):
         "t": lambda x, y, g, s, ids, t: t.t(),
         "narrow": lambda x, y, g, s, ids, t: x.narrow(2, 1, 3),
         "tril": lambda x, y, g, s, ids, t: x.tril(),
+        "unfold": lambda x, y, g, s, ids, t: x.unfold(2, 2, 1),
+        "unfold_step": lambda x, y, g, s, ids, t: x.unfold(-1, 3, 2),
+        "unfold_whole": lambda x, y, g, s, ids, t: x.unfold(1, 4, 4),
     }
     return ops, (make((3, 4, 5), dtype, layout="transposed"), make((3, 2, 5), dtype, seed=1),
                  index((3, 4, 2), 5), index((3,), 4, seed=1), index((2, 7), 10, seed=2),
