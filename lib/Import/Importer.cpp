@@ -654,12 +654,16 @@ OwningOpRef<ModuleOp> ProgramImporter::run() {
   if (!program.symbolRanges.empty()) {
     SmallVector<NamedAttribute> ranges;
     for (const auto &entry : program.symbolRanges) {
+      // Values read from tensor data size nothing that is compiled.
+      if (isDataDependentSymbol(entry.getKey()))
+        continue;
       const SymbolRange &range = entry.getValue();
       ranges.push_back(builder.getNamedAttr(
           entry.getKey(), builder.getDenseI64ArrayAttr(
                               {range.min.value_or(-1), range.max.value_or(-1)})));
     }
-    func->setAttr("thunder.symbol_ranges", builder.getDictionaryAttr(ranges));
+    if (!ranges.empty())
+      func->setAttr("thunder.symbol_ranges", builder.getDictionaryAttr(ranges));
   }
 
   ok &= succeeded(declareInputs(func, builder));
