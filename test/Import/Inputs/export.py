@@ -102,6 +102,13 @@ class ItemSize(nn.Module):
         return x.new_zeros(n.item())
 
 
+class ItemOption(nn.Module):
+    """An item passed where the converter needs a constant (an op's option)."""
+
+    def forward(self, x, y):
+        return torch.nn.functional.leaky_relu(x, y.min().item())
+
+
 class ItemOutput(nn.Module):
     """An item returned as a Python number would have to reach the host."""
 
@@ -123,6 +130,7 @@ GRAPHS = {
     "item": (Item(), (torch.randn(4), torch.tensor([3], dtype=torch.int32)), None),
     "item_size": (ItemSize(), (torch.randn(4), torch.tensor(3)), None),
     "item_output": (ItemOutput(), (torch.randn(4),), None),
+    "item_option": (ItemOption(), (torch.randn(4), torch.randn(3)), None),
 }
 
 
