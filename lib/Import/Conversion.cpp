@@ -219,7 +219,7 @@ NodeContext::getInts(llvm::StringRef name,
       if (ref && scope.lookup(*ref))
         return fail(dataDependentReason("argument '" + name + "' has an entry, '" +
                                             *ref + "', that",
-                                        "as a size or index"));
+                                        "used as a size or index,"));
       std::optional<int64_t> i = entry ? entry->getInteger("as_int") : std::nullopt;
       values.push_back(i ? *i : ShapedType::kDynamic);
     }

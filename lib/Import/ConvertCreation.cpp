@@ -163,11 +163,11 @@ LogicalResult convertSymbolic(NodeContext &ctx) {
   for (llvm::StringRef name : names) {
     std::optional<SymOperand> operand = symOperand(ctx, name);
     if (!operand) {
-      if (!ctx.arg(name) && ctx.node.inputs.size() == names.size())
-        return ctx.fail("unexpected arguments");
-      return ctx.fail(dataDependentReason(
-          "an operand of this Python-level arithmetic",
-          "combined here with a symbolic size or an unsupported value,"));
+      if (!ctx.arg(name))
+        return ctx.fail("missing argument '" + name + "'");
+      return ctx.fail("argument '" + name + "' is a symbolic size (or another "
+                      "host value), combined here with a value read from tensor "
+                      "data (.item()), which stays on the device: not supported");
     }
     operands.push_back(*operand);
   }

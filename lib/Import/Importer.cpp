@@ -468,7 +468,7 @@ LogicalResult ProgramImporter::checkDataConsumed(NodeContext &ctx) {
       return !program.tensorValues.count(ref) && lookup(ref);
     });
     if (names && !llvm::is_contained(ctx.consumedData, input.name))
-      return ctx.failDataDependent(input.name, "where this op needs a constant,");
+      return ctx.failDataDependent(input.name, "where this op needs a constant");
   }
   return success();
 }
