@@ -34,6 +34,22 @@ Type elementTypeOf(MLIRContext *context, DType dtype) {
   return {};
 }
 
+std::optional<llvm::StringRef> symbolicName(const Object &argument) {
+  for (const char *key : {"as_sym_int", "as_sym_float", "as_sym_bool"})
+    if (const Object *sym = argument.getObject(key))
+      if (std::optional<llvm::StringRef> name = sym->getString("as_name"))
+        return name;
+  return std::nullopt;
+}
+
+std::string dataDependentReason(const llvm::Twine &what, const llvm::Twine &use) {
+  return (what + " is a value read from tensor data (.item()), which " +
+          "Thunder keeps on the device as a 0-d tensor; " + use +
+          " it would have to be known on the host, a data-dependent value the " +
+          "host would have to wait for; compiled programs never read device data")
+      .str();
+}
+
 FailureOr<int64_t> normalizeDim(NodeContext &ctx, int64_t dim,
                                         int64_t rank) {
   // A rank-0 tensor accepts dim 0 and -1, as in PyTorch.
@@ -178,6 +194,8 @@ FailureOr<int64_t> NodeContext::getInt(llvm::StringRef name,
   if (const Object *sym = a->getObject("as_sym_int"))
     if (std::optional<int64_t> v = sym->getInteger("as_int"))
       return *v;
+  if (dataRef(name))
+    return failDataDependent(name, "as this op's int argument");
   return fail("argument '" + name + "' is not a constant int");
 }
 
@@ -206,6 +224,12 @@ NodeContext::getInts(llvm::StringRef name,
     // Symbolic entries (a dynamic size) read as kDynamic.
     for (const llvm::json::Value &v : *list) {
       const Object *entry = v.getAsObject();
+      std::optional<llvm::StringRef> ref =
+          entry ? entry->getString("as_name") : std::nullopt;
+      if (ref && scope.lookup(*ref))
+        return fail(dataDependentReason("argument '" + name + "' has an entry, '" +
+                                            *ref + "', that",
+                                        "used as a size or index,"));
       std::optional<int64_t> i = entry ? entry->getInteger("as_int") : std::nullopt;
       values.push_back(i ? *i : ShapedType::kDynamic);
     }
@@ -226,6 +250,8 @@ FailureOr<double> NodeContext::getFloat(llvm::StringRef name,
     return *v;
   if (std::optional<int64_t> v = a->getInteger("as_int"))
     return static_cast<double>(*v);
+  if (dataRef(name))
+    return failDataDependent(name, "as this op's constant argument");
   return fail("argument '" + name + "' is not a constant number");
 }
 
@@ -239,6 +265,8 @@ FailureOr<bool> NodeContext::getBool(llvm::StringRef name,
   }
   if (std::optional<bool> v = a->getBoolean("as_bool"))
     return *v;
+  if (dataRef(name))
+    return failDataDependent(name, "as this op's bool option");
   return fail("argument '" + name + "' is not a constant bool");
 }
 
@@ -283,10 +311,35 @@ FailureOr<Type> NodeContext::dtype(llvm::StringRef name) const {
   return elementTypeOf(b.getContext(), *dt);
 }
 
+std::optional<std::string> NodeContext::dataRef(llvm::StringRef name) const {
+  const Object *a = arg(name);
+  std::optional<llvm::StringRef> ref = a ? symbolicName(*a) : std::nullopt;
+  if (!ref || !scope.lookup(*ref))
+    return std::nullopt;
+  return ref->str();
+}
+
+Value NodeContext::dataValue(llvm::StringRef name) {
+  std::optional<std::string> ref = dataRef(name);
+  if (!ref)
+    return Value();
+  consumedData.push_back(name.str());
+  return scope.lookup(*ref);
+}
+
+LogicalResult NodeContext::failDataDependent(llvm::StringRef name,
+                                             const llvm::Twine &use) const {
+  std::string ref = dataRef(name).value_or("?");
+  return fail(dataDependentReason("argument '" + name + "' ('" + ref + "')",
+                                  "used " + use + ",") );
+}
+
 FailureOr<Value> NodeContext::operandAs(llvm::StringRef name,
                                         RankedTensorType type) {
   if (std::optional<Scalar> number = scalar(name))
     return splat(type, *number);
+  if (Value data = dataValue(name))
+    return coerce(data, type);
   FailureOr<Value> value = tensor(name);
   if (failed(value))
     return failure();
@@ -297,7 +350,8 @@ FailureOr<Value> NodeContext::operandAs(llvm::StringRef name,
 // Results
 //===----------------------------------------------------------------------===//
 
-/// The node's results, flattened (an `as_tensors` output counts each entry).
+/// The node's results, flattened (an `as_tensors` output counts each entry; a
+/// symbolic number counts by its name).
 static SmallVector<std::string> resultNames(const Node &node) {
   SmallVector<std::string> names;
   for (const llvm::json::Value &output : *node.outputs) {
@@ -309,6 +363,8 @@ static SmallVector<std::string> resultNames(const Node &node) {
     else if (const Array *list = object->getArray("as_tensors"))
       for (const llvm::json::Value &entry : *list)
         names.push_back(tensorName(&entry).value_or("").str());
+    else if (std::optional<llvm::StringRef> sym = symbolicName(*object))
+      names.push_back(sym->str());
     else
       names.push_back("");
   }
@@ -358,6 +414,20 @@ LogicalResult NodeContext::setResult(Value value, unsigned i) {
     }
   }
   scope.define(resultName(i), value);
+  return success();
+}
+
+LogicalResult NodeContext::setDataResult(Value value) {
+  const Object *first = node.outputs && node.outputs->size() == 1
+                            ? node.outputs->front().getAsObject()
+                            : nullptr;
+  std::optional<llvm::StringRef> name = first ? symbolicName(*first) : std::nullopt;
+  if (!name)
+    return fail("internal error: the node has no symbolic number result");
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() != 0)
+    return fail("internal error: a value read from tensor data must be 0-d");
+  scope.define(*name, value);
   return success();
 }
 

@@ -122,8 +122,25 @@ public:
   /// absent or None.
   mlir::FailureOr<mlir::Type> dtype(llvm::StringRef name) const;
 
+  /// The name of a value read from tensor data (.item(), a Python number
+  /// torch.export could only name: {"as_sym_float": {"as_name": ...}}) that
+  /// argument `name` refers to, or std::nullopt. Such values live on the
+  /// device as 0-d tensors (see dataValue).
+  std::optional<std::string> dataRef(llvm::StringRef name) const;
+  /// The 0-d tensor of the data value argument `name` refers to, or null when
+  /// it is not one; marks the argument as consumed (see consumedData).
+  mlir::Value dataValue(llvm::StringRef name);
+  /// Fails with why argument `name`, a value read from tensor data, cannot be
+  /// used where this op needs it (`use`: "as a size", ...).
+  mlir::LogicalResult failDataDependent(llvm::StringRef name,
+                                        const llvm::Twine &use) const;
+  /// The arguments whose data values the conversion took as tensors; any
+  /// other argument naming one is refused after the conversion.
+  llvm::SmallVector<std::string> consumedData;
+
   /// A tensor-or-number argument as a tensor of `type`: numbers become splat
-  /// constants, tensors are broadcast (PyTorch's rules) and converted.
+  /// constants, tensors (and values read from tensor data, 0-d tensors) are
+  /// broadcast (PyTorch's rules) and converted.
   mlir::FailureOr<mlir::Value> operandAs(llvm::StringRef name,
                                          mlir::RankedTensorType type);
 
@@ -139,6 +156,9 @@ public:
   bool resultUsed(unsigned i) const;
   /// Binds result `i` to `value`, which must have its recorded type.
   mlir::LogicalResult setResult(mlir::Value value, unsigned i = 0);
+  /// Binds the node's symbolic result (a Python number read from tensor
+  /// data, {"as_sym_float": {"as_name": ...}}) to the 0-d tensor `value`.
+  mlir::LogicalResult setDataResult(mlir::Value value);
 
   //===--- Building ----------------------------------------------------===//
 
@@ -165,6 +185,14 @@ public:
 
   ValueScope &scope;
 };
+
+/// The name a symbolic-number argument refers to ({"as_sym_int": {"as_name":
+/// "u"}}, also as_sym_float and as_sym_bool), or std::nullopt.
+std::optional<llvm::StringRef> symbolicName(const llvm::json::Object &argument);
+
+/// The message that refuses a value read from tensor data (.item()) where the
+/// host would need it: "<what> is a value read from tensor data (.item()) ...".
+std::string dataDependentReason(const llvm::Twine &what, const llvm::Twine &use);
 
 /// The MLIR element type of a Thunder dtype.
 mlir::Type elementTypeOf(mlir::MLIRContext *context, DType dtype);

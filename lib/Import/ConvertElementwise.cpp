@@ -45,6 +45,11 @@ bool isNumber(const std::optional<Scalar> &number, double value) {
 
 /// `value * alpha` for PyTorch's `alpha` argument (absent or 1: `value`).
 Value scaleByAlpha(NodeContext &ctx, Value value, RankedTensorType type) {
+  if (ctx.dataRef("alpha")) {
+    FailureOr<Value> alpha = ctx.operandAs("alpha", type);
+    if (succeeded(alpha))
+      return ctx.create<MulOp>(value, *alpha);
+  }
   std::optional<Scalar> alpha = ctx.scalar("alpha");
   if (!alpha || isNumber(alpha, 1))
     return value;
@@ -160,6 +165,15 @@ std::optional<PromotionOperand> promotionOperand(NodeContext &ctx,
     DType dtype = std::holds_alternative<bool>(*number)      ? DType::Bool
                   : std::holds_alternative<int64_t>(*number) ? DType::Int64
                                                              : DType::Float64;
+    return PromotionOperand{dtype, OperandKind::Scalar};
+  }
+  // A value read from tensor data (.item()) is a Python number to PyTorch:
+  // its category (bool, int, float) promotes, its width does not.
+  if (Value data = ctx.dataValue(name)) {
+    Type element = cast<RankedTensorType>(data.getType()).getElementType();
+    DType dtype = element.isInteger(1)      ? DType::Bool
+                  : isa<IntegerType>(element) ? DType::Int64
+                                              : DType::Float64;
     return PromotionOperand{dtype, OperandKind::Scalar};
   }
   FailureOr<Value> value = ctx.tensor(name);

@@ -76,9 +76,6 @@ static const std::vector<std::pair<std::string, std::string>> &reasonTable() {
         {"aten.nonzero.default",
          "its output's shape is the number of nonzero elements, known only from the data; "
          "compiled programs have shapes fixed by their inputs' sizes"},
-        {"aten._local_scalar_dense.default",
-         "reads a tensor element into a Python number (.item()), a data-dependent value "
-         "the host would have to wait for; compiled programs never read device data"},
         {"aten.rand.default", random},
         {"aten.randn.default", random},
         {"aten.randperm.default", random},
@@ -127,10 +124,21 @@ static std::string sourceLine(const Node &node) {
   return "";
 }
 
-/// Every tensor name an argument (a JSON union) reads.
+/// Every tensor name an argument (a JSON union) reads, and every symbolic
+/// number it names (which may be a value read from tensor data).
 static void collectTensorRefs(const Object &argument,
                               SmallVectorImpl<llvm::StringRef> &names) {
+  if (std::optional<llvm::StringRef> sym = symbolicName(argument))
+    names.push_back(*sym);
   for (const auto &[key, inner] : argument) {
+    if (key == "as_sym_ints" || key == "as_sym_floats" || key == "as_sym_bools") {
+      if (const Array *list = inner.getAsArray())
+        for (const llvm::json::Value &entry : *list)
+          if (const Object *ref = entry.getAsObject())
+            if (auto name = ref->getString("as_name"))
+              names.push_back(*name);
+      continue;
+    }
     if (key == "as_tensor") {
       if (const Object *ref = inner.getAsObject())
         if (auto name = ref->getString("name"))
@@ -215,6 +223,8 @@ private:
   LogicalResult importNodes(OpBuilder &builder);
   LogicalResult verifyConverted(const Node &node, Location loc, Block *block,
                                 Operation *before);
+  LogicalResult checkDataDependentShapes(NodeContext &ctx);
+  LogicalResult checkDataConsumed(NodeContext &ctx);
   LogicalResult importOutputs(func::FuncOp func, OpBuilder &builder);
   /// The registered kernel of a custom op, or null.
   const CustomKernel *customKernel(llvm::StringRef op) const {
@@ -407,6 +417,62 @@ LogicalResult ProgramImporter::verifyConverted(const Node &node, Location loc, B
   return success();
 }
 
+/// Whether a dim's symbol (a plain name or a sympy srepr) involves an unbacked
+/// symbol: torch.export's name for a value read from tensor data ("u0" for
+/// an int, "zuf0" for a float).
+static bool isDataDependentSymbol(llvm::StringRef symbol) {
+  auto isUnbacked = [](llvm::StringRef name) {
+    for (llvm::StringRef prefix : {"u", "zuf"})
+      if (name.consume_front(prefix) && !name.empty() &&
+          llvm::all_of(name, llvm::isDigit))
+        return true;
+    return false;
+  };
+  if (isUnbacked(symbol))
+    return true;
+  // A compound expression: "Mul(Integer(2), Symbol('u0', integer=True))".
+  for (size_t at = symbol.find("Symbol('"); at != llvm::StringRef::npos;
+       at = symbol.find("Symbol('", at + 1)) {
+    llvm::StringRef name = symbol.drop_front(at + 8);
+    if (isUnbacked(name.take_until([](char c) { return c == '\''; })))
+      return true;
+  }
+  return false;
+}
+
+/// Refuses a node whose result's shape depends on a value read from tensor
+/// data (`torch.zeros(n.item())`): its size would have to be known on the
+/// host.
+LogicalResult ProgramImporter::checkDataDependentShapes(NodeContext &ctx) {
+  for (unsigned i = 0, e = ctx.numResults(); i < e; ++i) {
+    auto it = program.tensorValues.find(ctx.resultName(i));
+    if (it == program.tensorValues.end())
+      continue;
+    for (const Dim &dim : it->second.sizes)
+      if (dim.isDynamic() && isDataDependentSymbol(dim.symbol))
+        return ctx.fail(dataDependentReason(
+            "the size of its result ('" + dim.symbol + "')",
+            "to size a tensor"));
+  }
+  return success();
+}
+
+/// Refuses a node that names a value read from tensor data in an argument its
+/// conversion did not take as a 0-d tensor (an option, a size, an index the
+/// op needs on the host).
+LogicalResult ProgramImporter::checkDataConsumed(NodeContext &ctx) {
+  for (const NamedArgument &input : ctx.node.inputs) {
+    SmallVector<llvm::StringRef> refs;
+    collectTensorRefs(*input.value, refs);
+    bool names = llvm::any_of(refs, [&](llvm::StringRef ref) {
+      return !program.tensorValues.count(ref) && lookup(ref);
+    });
+    if (names && !llvm::is_contained(ctx.consumedData, input.name))
+      return ctx.failDataDependent(input.name, "where this op needs a constant");
+  }
+  return success();
+}
+
 LogicalResult ProgramImporter::importNodes(OpBuilder &builder) {
   const ConversionTable &table = conversionTable();
   bool ok = true;
@@ -422,8 +488,9 @@ LogicalResult ProgramImporter::importNodes(OpBuilder &builder) {
     Block *block = builder.getInsertionBlock();
     Operation *before = block->empty() ? nullptr : &block->back();
     const CustomKernel *custom = customKernel(node.op());
-    if (skip ||
+    if (skip || failed(checkDataDependentShapes(ctx)) ||
         failed(custom ? importCustomCall(ctx, *custom) : table.lookup(node.op())(ctx)) ||
+        failed(checkDataConsumed(ctx)) ||
         failed(verifyConverted(node, loc, block, before))) {
       ok = false;
       for (unsigned i = 0, e = ctx.numResults(); i < e; ++i)
@@ -492,6 +559,16 @@ LogicalResult ProgramImporter::importOutputs(func::FuncOp func,
     const Object *tensor = spec.argument->getObject("as_tensor");
     std::optional<llvm::StringRef> name =
         tensor ? tensor->getString("name") : std::nullopt;
+    if (std::optional<llvm::StringRef> sym = symbolicName(*spec.argument);
+        sym && lookup(*sym)) {
+      emitError(lookup(*sym).getLoc())
+          << options.sourceName << ": output #" << i << " ('" << *sym << "') "
+          << dataDependentReason("",
+                                 "returned as a Python number,")
+                 .substr(1);
+      ok = false;
+      continue;
+    }
     if (!name) {
       emitError(loc) << options.sourceName << ": output #" << i
                      << " is not a tensor; Thunder returns tensors only";
@@ -577,12 +654,16 @@ OwningOpRef<ModuleOp> ProgramImporter::run() {
   if (!program.symbolRanges.empty()) {
     SmallVector<NamedAttribute> ranges;
     for (const auto &entry : program.symbolRanges) {
+      // Values read from tensor data size nothing that is compiled.
+      if (isDataDependentSymbol(entry.getKey()))
+        continue;
       const SymbolRange &range = entry.getValue();
       ranges.push_back(builder.getNamedAttr(
           entry.getKey(), builder.getDenseI64ArrayAttr(
                               {range.min.value_or(-1), range.max.value_or(-1)})));
     }
-    func->setAttr("thunder.symbol_ranges", builder.getDictionaryAttr(ranges));
+    if (!ranges.empty())
+      func->setAttr("thunder.symbol_ranges", builder.getDictionaryAttr(ranges));
   }
 
   ok &= succeeded(declareInputs(func, builder));

@@ -319,6 +319,13 @@ REDUCTIONS = {
                                    [float("nan"), -1.0, 2.0, 2.0],
                                    [0.5, 4.0, 4.0, -7.0]]),)),
     "cumsum_i64": (lambda x: torch.cumsum(x, dim=0), lambda: (_randint(-9, 9, 7, 2),)),
+    # Stable sorts (ties keep their order), NaN above every number, descending too.
+    "argsort": (lambda x: torch.stack([torch.argsort(x, dim=1, stable=True),
+                                       torch.argsort(x, dim=1, descending=True, stable=True)]),
+                lambda: (torch.tensor([[1.0, float("nan"), -3.0, 1.0, float("nan"), 0.5],
+                                       [2.0, 2.0, -1.0, float("-inf"), 2.0, 7.0]]),)),
+    "sort_i32": (lambda x: torch.sort(x, dim=0, stable=True).values,
+                 lambda: (_randint(-3, 3, 9, 4, dtype=torch.int32),)),
 }
 
 
@@ -346,6 +353,13 @@ DATA_MOVEMENT = {
     "arange": (lambda x: x + torch.arange(7, dtype=torch.float32), lambda: (_randn(3, 7),)),
     "weights_i64": (lambda w, x: x + w, lambda: (_randint(0, 9, 10, 10),), _F32,
                     _randint(0, 9, 10, 10, seed=3)),
+    # Repeated indices combine; without include_self the receiving positions start afresh.
+    "scatter_reduce": (lambda x, i, s: torch.stack(
+        [torch.scatter_reduce(x, 1, i, s, r, include_self=inc)
+         for r in ("sum", "prod", "amax", "amin", "mean") for inc in (True, False)]),
+        lambda: (_randn(3, 6), _randint(0, 6, 3, 4), _randn(3, 5, seed=1))),
+    "scatter_add_i64": (lambda x, i, s: torch.scatter_add(x, 0, i, s),
+                        lambda: (_randint(-9, 9, 4, 3), _randint(0, 4, 6, 3), _randint(-9, 9, 6, 3))),
 }
 
 

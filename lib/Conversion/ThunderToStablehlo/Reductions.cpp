@@ -3,7 +3,8 @@
 // sum, mean, max, min, prod (`stablehlo.reduce` with a one-op body), argmax
 // and argmin (a variadic reduce over values and indices whose body keeps the
 // first extreme, NaN counting as the extreme as in PyTorch) and cumsum (a
-// `stablehlo.reduce_window` over a window as long as the dim). Sums, means,
+// `stablehlo.reduce_window` over a window as long as the dim), argsort (a
+// stable `stablehlo.sort` of the keys and an iota). Sums, means,
 // products and cumsums of f16/bf16 accumulate in f32, as PyTorch does.
 //
 //===----------------------------------------------------------------------===//
@@ -128,6 +129,47 @@ FailureOr<Value> lowerCumsum(CumsumOp op, CumsumOp::Adaptor adaptor, HloBuilder 
   return h.convert(r, element);
 }
 
+/// argsort: a stable `stablehlo.sort` of (input, iota along `dim`) whose
+/// comparator orders the keys, NaN above every number (torch.sort); the
+/// permuted iota is the result.
+FailureOr<Value> lowerArgSort(ArgSortOp op, ArgSortOp::Adaptor adaptor,
+                              HloBuilder &h) {
+  OpBuilder &b = h.builder();
+  Value input = adaptor.getInput();
+  Type element = elementOf(input);
+  auto resultType = cast<RankedTensorType>(op.getType());
+  int64_t dim = op.getDim();
+  if (resultType.getRank() == 0)
+    return h.splat(resultType, 0);
+  Value index = h.iota(resultType, dim);
+  Operation *sort = h.create(
+      "sort", {input, index}, {input.getType(), resultType},
+      {h.attr("dimension", h.i64(dim)), h.attr("is_stable", b.getBoolAttr(true))},
+      /*regions=*/1);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto keyType = RankedTensorType::get({}, element);
+    auto indexType = RankedTensorType::get({}, b.getI64Type());
+    Location loc = h.location();
+    Block *block = b.createBlock(&sort->getRegion(0), {},
+                                 {keyType, keyType, indexType, indexType},
+                                 {loc, loc, loc, loc});
+    Value lhs = block->getArgument(0), rhs = block->getArgument(1);
+    bool descending = op.getDescending();
+    // lhs goes first: it is smaller (larger when descending); equal keys
+    // keep their order (the sort is stable).
+    Value first = h.compare(descending ? "GT" : "LT", lhs, rhs);
+    if (isa<FloatType>(element)) {
+      Value lhsNaN = h.compare("NE", lhs, lhs), rhsNaN = h.compare("NE", rhs, rhs);
+      Value nanFirst = descending ? h.binary("and", lhsNaN, h.unary("not", rhsNaN))
+                                  : h.binary("and", rhsNaN, h.unary("not", lhsNaN));
+      first = h.binary("or", first, nanFirst);
+    }
+    h.create("return", first, {});
+  }
+  return sort->getResult(1);
+}
+
 } // namespace
 
 void mlir::thunder::stablehlo::populateReductionPatterns(
@@ -148,4 +190,5 @@ void mlir::thunder::stablehlo::populateReductionPatterns(
                      cast<RankedTensorType>(op.getType()), /*max=*/false);
   });
   addLowering<CumsumOp>(patterns, lowerCumsum);
+  addLowering<ArgSortOp>(patterns, lowerArgSort);
 }

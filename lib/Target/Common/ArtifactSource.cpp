@@ -99,8 +99,30 @@ void emitOutputShapes(llvm::raw_ostream &os, func::FuncOp func,
                       llvm::function_ref<std::string(Value, unsigned)> dim) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   os << "int output_shapes(const void *, const thunder_tensor *inputs,\n"
-        "                  int64_t *const *shapes, char *, size_t) {\n"
+        "                  int64_t *const *shapes, char *error, size_t error_size) {\n"
+        "  (void)error;\n  (void)error_size;\n"
         "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n";
+  // Run-time refusals of sizes the model cannot run with, before anything
+  // runs (the runtime computes output shapes first): an argmax/argmin along
+  // a dim that is empty in this run has no index to return (PyTorch raises).
+  func.walk([&](Operation *op) {
+    if (!isa<mlir::thunder::ArgMaxOp, mlir::thunder::ArgMinOp>(op))
+      return;
+    Value input = op->getOperand(0);
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t d = op->getAttrOfType<IntegerAttr>("dim").getInt();
+    if (type.getRank() == 0 || !type.isDynamicDim(d))
+      return;
+    std::string where = sourceOf(op->getLoc());
+    std::string message = (op->getName().stripDialect() + " along dim " + llvm::Twine(d) +
+                           ", which is 0 in this run" +
+                           (where.empty() ? "" : " (at " + where + ")") +
+                           ": an empty dim has no index to return (PyTorch raises too)")
+                              .str();
+    os << "  if (" << dim(input, d) << " == 0) {\n"
+       << "    snprintf(error, error_size, \"%s\", " << cppString(message) << ");\n"
+       << "    return 1;\n  }\n";
+  });
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     for (unsigned d = 0; d < cast<RankedTensorType>(v.getType()).getRank(); ++d)
       os << "  shapes[" << i << "][" << d << "] = " << dim(v, d) << ";\n";

@@ -86,6 +86,36 @@ class Unsupported(nn.Module):
         return torch.fft.rfft(values).abs() + torch.cumprod(x * 2, -1)[..., :5]
 
 
+class Item(nn.Module):
+    """.item() stays on the device: a float item scales a tensor, an int item
+    offsets it (a Python number: no promotion within the category), and
+    Python-level arithmetic on the item is computed on 0-d tensors."""
+
+    def forward(self, x, n):
+        return x * (x.sum().item() * 2 + 1) + n.item(), x > x.max().item()
+
+
+class ItemSize(nn.Module):
+    """An item that sizes a tensor would have to be known on the host."""
+
+    def forward(self, x, n):
+        return x.new_zeros(n.item())
+
+
+class ItemOption(nn.Module):
+    """An item passed where the converter needs a constant (an op's option)."""
+
+    def forward(self, x, y):
+        return torch.nn.functional.leaky_relu(x, y.min().item())
+
+
+class ItemOutput(nn.Module):
+    """An item returned as a Python number would have to reach the host."""
+
+    def forward(self, x):
+        return x, x.sum().item()
+
+
 GRAPHS = {
     "promote": (Promote(), (torch.randint(0, 5, (4,)), torch.randn(4)), None),
     "broadcast": (Broadcast(), (torch.randn(2, 3), torch.randn(3)), None),
@@ -97,6 +127,10 @@ GRAPHS = {
     "gathers": (Gathers(), (torch.tensor([[1, 2], [3, 4]]), torch.randn(5, 3)), None),
     "attention": (Attention(), tuple(torch.randn(1, 2, 4, 8) for _ in range(3)), None),
     "unsupported": (Unsupported(), (torch.randn(2, 8),), None),
+    "item": (Item(), (torch.randn(4), torch.tensor([3], dtype=torch.int32)), None),
+    "item_size": (ItemSize(), (torch.randn(4), torch.tensor(3)), None),
+    "item_output": (ItemOutput(), (torch.randn(4),), None),
+    "item_option": (ItemOption(), (torch.randn(4), torch.randn(3)), None),
 }
 
 
