@@ -45,6 +45,7 @@ const ConversionTable &conversionTable() {
     registerMathConversions(t);
     registerIndexingConversions(t);
     registerStatisticsConversions(t);
+    registerRandomConversions(t);
     return t;
   }();
   return table;
@@ -67,9 +68,6 @@ std::vector<std::string> supportedOps() {
 /// Ops that Thunder does not support by design, with the reason.
 static const std::vector<std::pair<std::string, std::string>> &reasonTable() {
   static const std::vector<std::pair<std::string, std::string>> table = [] {
-    const std::string random =
-        "draws random numbers from PyTorch's generator, whose stream a compiled program "
-        "cannot reproduce (Thunder compiles deterministic inference programs)";
     const std::string backward =
         "a backward (training) op; Thunder compiles inference programs";
     std::vector<std::pair<std::string, std::string>> t = {
@@ -79,9 +77,6 @@ static const std::vector<std::pair<std::string, std::string>> &reasonTable() {
         {"aten._local_scalar_dense.default",
          "reads a tensor element into a Python number (.item()), a data-dependent value "
          "the host would have to wait for; compiled programs never read device data"},
-        {"aten.rand.default", random},
-        {"aten.randn.default", random},
-        {"aten.randperm.default", random},
         {"aten._fft_r2c.default", "produces complex tensors; Thunder has no complex dtypes"},
         {"aten._fft_c2r.default", "takes complex tensors; Thunder has no complex dtypes"},
         {"aten._adaptive_avg_pool2d_backward.default", backward},

@@ -298,7 +298,7 @@ LogicalResult ShapePlanBuilder::visit(Operation *op) {
         unify(a.getValue(), r - 1, result, r - 1);
         return success();
       })
-      .Case<IotaOp, ConstantOp, WeightOp>([&](Operation *) {
+      .Case<IotaOp, RandomOp, ConstantOp, WeightOp>([&](Operation *) {
         // Sizes come from the users (unification) alone.
         return success();
       })

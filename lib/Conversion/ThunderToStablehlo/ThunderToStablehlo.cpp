@@ -76,6 +76,13 @@ unsigned reportUnconvertible(func::FuncOp main,
         return WalkResult::skip();
       }
     }
+    if (isa<RandomOp>(op)) {
+      // stablehlo.rng_bit_generator would need the generator's state as an
+      // argument of @main, which the PJRT model ABI has no place for.
+      report(op) << "(random numbers: torch.rand, randn, randint, randperm) is not "
+                    "supported on the tpu target; compile for cpu, cuda or hip";
+      return WalkResult::skip();
+    }
     if (!byOp.count(op->getName())) {
       report(op) << "has no StableHLO lowering";
       return WalkResult::skip();

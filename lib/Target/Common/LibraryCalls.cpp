@@ -152,6 +152,18 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
            << i.getDim() << ");\n";
         return true;
       })
+      .Case([&](RandomOp r) {
+        // The run's key travels in the host's sym[] after the dynamic sizes
+        // (kRngSeed, kRngOffset: every backend's host program defines them).
+        Type element = r.getType().getElementType();
+        unsigned digits = 0;
+        if (auto f = dyn_cast<FloatType>(element))
+          digits = llvm::APFloat::semanticsPrecision(f.getFloatSemantics());
+        os << I << "random(" << C << name(r) << ", " << operands.numel(r) << ", "
+           << static_cast<int>(r.getDistribution()) << ", " << digits
+           << ", sym[kRngSeed], sym[kRngOffset], " << r.getStream() << ");\n";
+        return true;
+      })
       .Case([&](GatherOp g) {
         os << I << "gather(" << C << name(g.getInput()) << ", " << dims(g.getInput()) << ", "
            << rank(g) << ", " << g.getDim() << ", " << name(g.getIndex()) << ", "
