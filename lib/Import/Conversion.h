@@ -42,7 +42,6 @@ void registerCreationConversions(ConversionTable &table);
 void registerMathConversions(ConversionTable &table);
 void registerIndexingConversions(ConversionTable &table);
 void registerStatisticsConversions(ConversionTable &table);
-void registerRandomConversions(ConversionTable &table);
 
 /// Every registered conversion (built once).
 const ConversionTable &conversionTable();

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Conversion.h"
 
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
+
 using namespace mlir;
 using namespace mlir::thunder;
 using namespace ::thunder;

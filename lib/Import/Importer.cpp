@@ -33,6 +33,10 @@ using llvm::json::Object;
 namespace thunder::import {
 
 namespace detail {
+// (ConvertRandom.cpp; declared here rather than in Conversion.h, which every
+// converter includes.)
+void registerRandomConversions(ConversionTable &table);
+
 const ConversionTable &conversionTable() {
   static const ConversionTable table = [] {
     ConversionTable t;

@@ -1,5 +1,6 @@
 //===- ShapePlan.cpp - Run-time sizes of dynamic dims ---------------------===//
 #include "thunder/Target/ShapePlan.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"

@@ -283,7 +283,7 @@ def test_gpu_draws_the_cpu_numbers(tmp_path, flavour):
     program.module.compile(str(tmp_path / "src"), target=flavour, name="gpu_rand",
                            source_only=True)
     source = (tmp_path / "src" / ("model.cu" if flavour == "cuda" else "model.hip")).read_text()
-    assert "random(" in source and "kGraphs = false" in source
+    assert "draw_random(" in source and "kGraphs = false" in source
     exe = gpu_emu.build(tmp_path / "src", flavour, tmp_path / "emu")
     outs, _ = gpu_emu.run(exe, [x.numpy()], [np.float32, np.float32, np.float64, np.int64],
                           tmp_path / "run")

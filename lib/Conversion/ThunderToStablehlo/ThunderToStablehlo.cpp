@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "thunder/Conversion/ThunderToStablehlo/ThunderToStablehlo.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
 
 #include "PopulatePatterns.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

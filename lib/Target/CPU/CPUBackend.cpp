@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/ShapePlan.h"
+#include "thunder/Target/Common/RandomTable.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"

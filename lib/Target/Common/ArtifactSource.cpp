@@ -2,6 +2,8 @@
 #include "thunder/Target/Common/ArtifactSource.h"
 
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
+#include "thunder/Target/Common/RandomTable.h"
 #include "thunder/Target/Common/FusedBody.h"
 #include "thunder/Target/ShapePlan.h"
 #include "mlir/IR/DialectResourceBlobManager.h"

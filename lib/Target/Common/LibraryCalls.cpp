@@ -3,6 +3,7 @@
 
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -159,7 +160,7 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
         unsigned digits = 0;
         if (auto f = dyn_cast<FloatType>(element))
           digits = llvm::APFloat::semanticsPrecision(f.getFloatSemantics());
-        os << I << "random(" << C << name(r) << ", " << operands.numel(r) << ", "
+        os << I << "draw_random(" << C << name(r) << ", " << operands.numel(r) << ", "
            << static_cast<int>(r.getDistribution()) << ", " << digits
            << ", sym[kRngSeed], sym[kRngOffset], " << r.getStream() << ");\n";
         return true;

@@ -18,6 +18,7 @@
 #include "Emitter.h"
 #include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/WeightsLoader.h"
+#include "thunder/Target/Common/RandomTable.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"

@@ -86,6 +86,13 @@ class Unsupported(nn.Module):
         return torch.fft.rfft(values).abs() + torch.cumprod(x * 2, -1)[..., :5]
 
 
+class Random(torch.nn.Module):
+    def forward(self, x):
+        return (torch.rand(x.shape[0], 4), torch.randn(3, 4, dtype=torch.float64),
+                torch.randperm(5), torch.rand_like(x), torch.randn_like(x),
+                torch.randint(2, 10, (3,)))
+
+
 GRAPHS = {
     "promote": (Promote(), (torch.randint(0, 5, (4,)), torch.randn(4)), None),
     "broadcast": (Broadcast(), (torch.randn(2, 3), torch.randn(3)), None),
@@ -97,6 +104,7 @@ GRAPHS = {
     "gathers": (Gathers(), (torch.tensor([[1, 2], [3, 4]]), torch.randn(5, 3)), None),
     "attention": (Attention(), tuple(torch.randn(1, 2, 4, 8) for _ in range(3)), None),
     "unsupported": (Unsupported(), (torch.randn(2, 8),), None),
+    "random": (Random(), (torch.randn(2, 4),), ({0: Dim("batch", min=1, max=64)},)),
 }
 
 

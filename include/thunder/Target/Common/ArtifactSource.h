@@ -87,15 +87,6 @@ void emitEntryTable(llvm::raw_ostream &os, mlir::func::FuncOp func, llvm::String
                     llvm::StringRef target, llvm::StringRef deviceEnum,
                     llvm::StringRef weightsFile);
 
-/// Whether `func` draws random numbers (has a thunder.random).
-bool usesRandom(mlir::func::FuncOp func);
-
-/// The exported random table (thunder_model_random_v1, artifact.h) of a
-/// program that draws random numbers, after emitEntryTable: its symbol is
-/// the entry's name (as the compile line may rename it) with "_random", and
-/// it names `run_seeded` of the source.
-void emitRandomTable(llvm::raw_ostream &os);
-
 } // namespace thunder::codegen
 
 #endif // THUNDER_TARGET_COMMON_ARTIFACTSOURCE_H

@@ -353,7 +353,7 @@ void iota(T *out, const i64 *shape, int rank, int dim) {
 /// each from its own index, so the loop is parallel and its result does not
 /// depend on the thread count.
 template <class T>
-void random(T *out, i64 n, int kind, int digits, i64 seed, i64 offset, i64 stream) {
+void draw_random(T *out, i64 n, int kind, int digits, i64 seed, i64 offset, i64 stream) {
 #pragma omp parallel for if (n > 16384)
   for (i64 i = 0; i < n; ++i)
     out[i] = random_element<T>(kind, digits, uint64_t(seed), uint64_t(offset),

@@ -341,7 +341,7 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 template <class T>
-void random(const Ctx &c, T *out, i64 n, int kind, int digits, i64 seed, i64 offset,
+void draw_random(const Ctx &c, T *out, i64 n, int kind, int digits, i64 seed, i64 offset,
             i64 stream) {
   if (n > 0)
     random_kernel<T><<<grid_for(n, kBlock, c), kBlock, 0, c.stream>>>(

@@ -84,14 +84,6 @@ def Thunder_GeluApproximation : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::mlir::thunder";
 }
 
-def Thunder_RandomDistribution : I32EnumAttr<"RandomDistribution",
-    "what thunder.random draws", [
-      I32EnumAttrCase<"Uniform", 0, "uniform">,
-      I32EnumAttrCase<"Normal", 1, "normal">,
-      I32EnumAttrCase<"Bits", 2, "bits">]> {
-  let cppNamespace = "::mlir::thunder";
-}
-
 def Thunder_FusionKind : I32EnumAttr<"FusionKind",
     "the kind of kernel a fusion region becomes", [
       I32EnumAttrCase<"Pointwise", 0, "pointwise">,
