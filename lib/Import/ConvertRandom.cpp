@@ -27,7 +27,7 @@ Value draw(NodeContext &ctx, RankedTensorType type, RandomDistribution distribut
     parent->walk([&](RandomOp r) {
       next = std::max<int64_t>(next, r.getStreamAttr().getInt() + 1);
     });
-  return ctx.create<RandomOp>(type, distribution, ctx.b.getI64IntegerAttr(next));
+  return ctx.create<RandomOp>(type, distribution, uint64_t(next));
 }
 
 template <RandomDistribution kDistribution>
@@ -87,7 +87,10 @@ LogicalResult convertRandperm(NodeContext &ctx) {
 
 } // namespace
 
-void ::thunder::import::detail::registerRandomConversions(ConversionTable &table) {
+namespace thunder::import::detail {
+
+/// (Declared in Importer.cpp, its one caller.)
+void registerRandomConversions(ConversionTable &table) {
   for (const char *op : {"aten.rand.default", "aten.rand_like.default"})
     table[op] = convertFloatDraw<RandomDistribution::Uniform>;
   for (const char *op : {"aten.randn.default", "aten.randn_like.default"})
@@ -97,3 +100,5 @@ void ::thunder::import::detail::registerRandomConversions(ConversionTable &table
     table[op] = convertRandint;
   table["aten.randperm.default"] = convertRandperm;
 }
+
+} // namespace thunder::import::detail

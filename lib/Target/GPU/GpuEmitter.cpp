@@ -586,7 +586,7 @@ std::string GpuEmitter::createAndRun() {
         "        void *workspace, void *stream, char *error, size_t error_size) {\n"
         "  return run_seeded(state, inputs, outputs, workspace, stream, 0, "
      << (codegen::usesRandom(func) ? "plain_runs.fetch_add(1)" : "0")
-     << ", error, error_size);\n}\n\n";
+     << ",\n                    error, error_size);\n}\n\n";
   return dialect.spell(text);
 }
 

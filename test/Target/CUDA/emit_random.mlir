@@ -7,12 +7,13 @@
 // CHECK: constexpr int kRngSeed = kNumSymbols + 1, kRngOffset = kNumSymbols + 2;
 // CHECK: constexpr bool kGraphs = false;
 // CHECK-LABEL: static int enqueue(
-// CHECK-SAME: uint64_t seed
+// CHECK-NEXT: cudaStream_t main, uint64_t seed,
 // CHECK: sym[kRngSeed] = int64_t(seed);
 // CHECK: draw_random(c, {{.*}}, 1, 24, sym[kRngSeed], sym[kRngOffset], 0);
 // CHECK: draw_random(c, {{.*}}, 0, 53, sym[kRngSeed], sym[kRngOffset], 1);
 // CHECK: int run_seeded(
-// CHECK: return run_seeded(state, inputs, outputs, workspace, stream, 0, plain_runs.fetch_add(1), error, error_size);
+// CHECK: std::atomic<uint64_t> plain_runs{0};
+// CHECK: return run_seeded(state, inputs, outputs, workspace, stream, 0, plain_runs.fetch_add(1),
 // CHECK: THUNDER_PASTE(thunder_model_entry_v1, _random)
 
 func.func @main(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<3xf64>) {
