@@ -285,6 +285,68 @@ def test_cli_seed(tmp_path, build_dir):
         assert np.array_equal(s, t.numpy())
 
 
+_M32 = 0xFFFFFFFF
+
+
+def _philox(c, k):
+    """Philox4x32-10 in Python (the spec's reference)."""
+    c0, c1, c2, c3 = c
+    k0, k1 = k
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0) & _M32, p1 & _M32, \
+            ((p0 >> 32) ^ c3 ^ k1) & _M32, p0 & _M32
+        k0, k1 = (k0 + 0x9E3779B9) & _M32, (k1 + 0xBB67AE85) & _M32
+    return c0, c1, c2, c3
+
+
+# Random123's known-answer vectors (kat_vectors: philox4x32_10).
+_KAT = [((0, 0, 0, 0), (0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+        ((_M32,) * 4, (_M32, _M32), (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+        ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), (0xa4093822, 0x299f31d0),
+         (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1))]
+
+
+def test_philox_known_answers(tmp_path):
+    """thunder_scalar.h's philox4x32_10 (every target's) and the Python reference give
+    Random123's known answers."""
+    for counter, key, expected in _KAT:
+        assert _philox(counter, key) == expected
+    source = tmp_path / "kat.cpp"
+    source.write_text(
+        '#include "thunder_scalar.h"\n#include <cstdio>\n'
+        "int main() {\n"
+        + "".join(
+            "  { auto r = thunder_scalar::philox4x32_10(%s); "
+            'std::printf("%%08x %%08x %%08x %%08x\\n", r.w[0], r.w[1], r.w[2], r.w[3]); }\n'
+            % ", ".join(f"{v}u" for v in counter + key) for counter, key, _ in _KAT)
+        + "}\n")
+    exe = tmp_path / "kat"
+    subprocess.run(["c++", "-std=c++17", "-I", str(ROOT / "lib/Target/Common/Support"),
+                    str(source), "-o", str(exe)], check=True)
+    lines = subprocess.run([str(exe)], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    for line, (_, _, expected) in zip(lines, _KAT):
+        assert line == " ".join(f"{w:08x}" for w in expected)
+
+
+def test_numbers_follow_the_spec():
+    """Element i of draw `stream` in the k-th run after set_seed(seed) is the spec's
+    (docs/dialect.md, thunder.random): f32 uniform = (word 0 >> 8) / 2^24 of Philox over
+    the counter (i, stream, k) and the key seed (k's high word xor'ed into the key's)."""
+    x = torch.zeros(3, 3)
+    native = _native(thunder.compile(Draws()), x)
+    seed = 0x0123456789ABCDEF
+    for k in range(2):
+        outs = _native_run(native, [x], [torch.float32] * 4, seed=seed if k == 0 else None)
+        for stream, index in ((0, 0), (2, 2)):  # rand(x.shape[0], 4), rand_like(x)
+            flat = outs[index].ravel().tolist()
+            for i, value in enumerate(flat):
+                w = _philox((i & _M32, i >> 32, stream, k & _M32),
+                            (seed & _M32, (seed >> 32) ^ (k >> 32)))
+                assert value == (w[0] >> 8) / 2**24, (k, stream, i)
+
+
 def test_list_ops(build_dir):
     r = subprocess.run([str(build_dir / "bin" / "thunder-compile"), "--list-ops"],
                        capture_output=True, text=True, check=True)
