@@ -161,6 +161,8 @@ public:
   std::string deviceDescription() const { return thunder_model_device_description(model); }
   std::string deviceArch() const { return thunder_model_device_arch(model); }
   int32_t providedWeights() const { return thunder_model_num_provided_weights(model); }
+  bool usesRandom() const { return thunder_model_uses_random(model) != 0; }
+  void setSeed(uint64_t seed) { checkRuntime(thunder_model_set_seed(model, seed)); }
 
   std::vector<std::vector<int64_t>>
   outputShapes(const std::vector<TensorTuple> &in) const {
@@ -365,6 +367,11 @@ void bindRuntime(py::module_ &m) {
           py::arg("inputs"), py::keep_alive<0, 1>(),
           "A Signature for inputs [(data_ptr, dtype, shape)] (data_ptr may be 0): "
           "validates them and computes the output shapes once.")
+      .def_property_readonly("uses_random", &LoadedModel::usesRandom,
+                             "Whether the program draws random numbers (torch.rand, randn, "
+                             "randint, randperm).")
+      .def("set_seed", &LoadedModel::setSeed, py::arg("seed"),
+           "Seeds the model's random numbers: the k-th run after it draws from (seed, k).")
       .def("workspace_bytes", &LoadedModel::workspaceBytes, py::arg("inputs"),
            "The scratch bytes a run with these inputs allocates.")
       .def("run", &LoadedModel::run, py::arg("inputs"), py::arg("outputs"),

@@ -136,6 +136,36 @@ typedef const thunder_model_v1 *(*thunder_model_entry_v1_fn)(void);
 #define THUNDER_MODEL_ISA_SYMBOL "thunder_model_isa_v1"
 
 /*===----------------------------------------------------------------------===*
+ * Random numbers
+ *
+ * A model whose program draws random numbers (thunder.random: torch.rand,
+ * randn, randint, randperm) exports a second table beside its entry, under
+ * the entry's name with "_random" appended (`thunder_model_entry_v1_random`;
+ * a library with several entries, one per GPU vendor or CPU variant, has one
+ * per entry, `thunder_model_entry_v1_cuda_random`, ...), whose `model` is the
+ * table of its entry. Its `run_seeded` is `run` with the generator's key:
+ * every random op of the run draws from (seed, offset), so the same key gives
+ * the same numbers (docs/dialect.md, thunder.random). The runtime keeps a
+ * seed per loaded model and passes the count of its runs as the offset. A
+ * plain `run` of such a model draws with seed 0 and the library's own count.
+ * THUNDER_ABI_VERSION is unchanged: a runtime that does not know the table
+ * calls `run`.
+ *===----------------------------------------------------------------------===*/
+
+/* The suffix of the random table's symbol after its entry's name. */
+#define THUNDER_MODEL_RANDOM_SUFFIX "_random"
+
+typedef struct thunder_model_random_v1 {
+  uint32_t struct_size;          /* sizeof(thunder_model_random_v1) when compiled */
+  const thunder_model_v1 *model; /* the table of the entry this one belongs to */
+  int (*run_seeded)(const void *state, const thunder_tensor *inputs,
+                    const thunder_tensor *outputs, void *workspace, void *stream,
+                    uint64_t seed, uint64_t offset, char *error, size_t error_size);
+} thunder_model_random_v1;
+
+typedef const thunder_model_random_v1 *(*thunder_model_random_v1_fn)(void);
+
+/*===----------------------------------------------------------------------===*
  * Programs for an XLA plugin (PJRT)
  *
  * A library may export a second entry, `thunder_program_entry_v1`: it then

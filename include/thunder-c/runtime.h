@@ -208,6 +208,18 @@ thunder_model_run(const thunder_model *model, const thunder_tensor *inputs,
                   int32_t num_inputs, const thunder_tensor *outputs,
                   int32_t num_outputs, void *stream);
 
+/* 1 when the model's program draws random numbers (torch.rand, randn, randint,
+ * randperm: thunder.random), else 0 (also for a NULL model). */
+THUNDER_RUNTIME_API int32_t thunder_model_uses_random(const thunder_model *model);
+
+/* Seeds the model's random number generator and restarts its count of runs:
+ * the k-th run after this call (k = 0, 1, ...) draws from (seed, k), so a seed
+ * reproduces the runs that follow it, on any device and thread count. A loaded
+ * model starts from a seed of std::random_device. No effect on a model that
+ * draws no random numbers. Not to be called while a run of the model is in
+ * flight on another thread. The numbers are not PyTorch eager's. */
+THUNDER_RUNTIME_API thunder_status thunder_model_set_seed(thunder_model *model, uint64_t seed);
+
 /* Creates a context: run state that keeps one workspace between runs and
  * grows it when a run needs more. A context must not be used by two threads
  * at once and must be freed before its model. On failure *context is NULL. */

@@ -33,6 +33,10 @@ using llvm::json::Object;
 namespace thunder::import {
 
 namespace detail {
+// (ConvertRandom.cpp; declared here rather than in Conversion.h, which every
+// converter includes.)
+void registerRandomConversions(ConversionTable &table);
+
 const ConversionTable &conversionTable() {
   static const ConversionTable table = [] {
     ConversionTable t;
@@ -45,6 +49,7 @@ const ConversionTable &conversionTable() {
     registerMathConversions(t);
     registerIndexingConversions(t);
     registerStatisticsConversions(t);
+    registerRandomConversions(t);
     return t;
   }();
   return table;
@@ -67,18 +72,12 @@ std::vector<std::string> supportedOps() {
 /// Ops that Thunder does not support by design, with the reason.
 static const std::vector<std::pair<std::string, std::string>> &reasonTable() {
   static const std::vector<std::pair<std::string, std::string>> table = [] {
-    const std::string random =
-        "draws random numbers from PyTorch's generator, whose stream a compiled program "
-        "cannot reproduce (Thunder compiles deterministic inference programs)";
     const std::string backward =
         "a backward (training) op; Thunder compiles inference programs";
     std::vector<std::pair<std::string, std::string>> t = {
         {"aten.nonzero.default",
          "its output's shape is the number of nonzero elements, known only from the data; "
          "compiled programs have shapes fixed by their inputs' sizes"},
-        {"aten.rand.default", random},
-        {"aten.randn.default", random},
-        {"aten.randperm.default", random},
         {"aten._fft_r2c.default", "produces complex tensors; Thunder has no complex dtypes"},
         {"aten._fft_c2r.default", "takes complex tensors; Thunder has no complex dtypes"},
         {"aten._adaptive_avg_pool2d_backward.default", backward},

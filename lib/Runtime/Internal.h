@@ -4,6 +4,7 @@
 
 #include "thunder-c/runtime.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -89,6 +90,11 @@ struct thunder_model {
   int32_t providedWeights = 0;
   /// Sum of the outputs' ranks: the size of an output-shape buffer.
   size_t totalOutputRank = 0;
+  /// The random table of a model that draws random numbers (artifact.h), with the
+  /// generator's seed and the count of runs since it was set (each run's offset).
+  const thunder_model_random_v1 *random = nullptr;
+  std::atomic<uint64_t> seed{0};
+  mutable std::atomic<uint64_t> runs{0};
 };
 
 /// Run state reused between runs: a workspace that only grows.

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <random>
 #include <string>
 
 #ifndef THUNDER_RUNTIME_VERSION
@@ -242,6 +243,25 @@ void collectSharedDims(thunder_model &model) {
 }
 
 /// Fills the model's device description and architecture: the device's own, and for a CPU
+/// The random table of the model's chosen entry (artifact.h: the entry's name
+/// with "_random"; several entries each have their own), and the model's first
+/// seed, from std::random_device. None for a model that draws no random numbers.
+void findRandomTable(thunder_model &model) {
+  for (const char *entry : {"thunder_model_entry_v1", "thunder_model_entry_v1_cuda",
+                            "thunder_model_entry_v1_hip"}) {
+    std::string symbol = std::string(entry) + THUNDER_MODEL_RANDOM_SUFFIX;
+    auto fn = reinterpret_cast<thunder_model_random_v1_fn>(dlsym(model.handle, symbol.c_str()));
+    const thunder_model_random_v1 *random = fn ? fn() : nullptr;
+    if (random && random->struct_size >= sizeof(thunder_model_random_v1) &&
+        random->model == model.table && random->run_seeded) {
+      model.random = random;
+      std::random_device device;
+      model.seed = (uint64_t(device()) << 32) | device();
+      return;
+    }
+  }
+}
+
 /// model the -march its library says it was built for (THUNDER_MODEL_ARCH_SYMBOL).
 void describeDevice(thunder_model &model) {
   model.device->describe(model.deviceDescription, model.deviceArch);
@@ -446,6 +466,7 @@ thunder_status load(const std::string &path, thunder_model *&result,
                                         (error[0] ? error : "(no message)"));
   }
   model->state = state;
+  findRandomTable(*model);
   collectSharedDims(*model);
   result = model.release();
   return THUNDER_OK;
@@ -598,8 +619,12 @@ thunder_status runModel(const thunder_model &model, thunder_context *context,
   // The ABI promises CPU code a NULL stream, whatever the caller passed.
   void *modelStream = table.device == THUNDER_DEVICE_CPU ? nullptr : stream;
   char error[1024] = "";
-  int rc =
-      table.run(model.state, inputs, outputs, workspace->ptr, modelStream, error, sizeof(error));
+  int rc = model.random
+               ? model.random->run_seeded(model.state, inputs, outputs, workspace->ptr,
+                                          modelStream, model.seed.load(), model.runs++, error,
+                                          sizeof(error))
+               : table.run(model.state, inputs, outputs, workspace->ptr, modelStream, error,
+                           sizeof(error));
   if (!context)
     model.device->releaseForRun(own, stream);
   if (rc != 0) {
@@ -654,6 +679,18 @@ thunder_status thunder_model_workspace_bytes(const thunder_model *model,
     *bytes = model->table->workspace_bytes(model->state, inputs);
     return THUNDER_OK;
   });
+}
+
+int32_t thunder_model_uses_random(const thunder_model *model) {
+  return model && model->random ? 1 : 0;
+}
+
+thunder_status thunder_model_set_seed(thunder_model *model, uint64_t seed) {
+  if (!model)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT, "thunder_model_set_seed: model is NULL");
+  model->seed = seed;
+  model->runs = 0;
+  return THUNDER_OK;
 }
 
 thunder_status thunder_model_run(const thunder_model *model, const thunder_tensor *inputs,

@@ -1,5 +1,6 @@
 //===- ShapePlan.cpp - Run-time sizes of dynamic dims ---------------------===//
 #include "thunder/Target/ShapePlan.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
@@ -298,7 +299,7 @@ LogicalResult ShapePlanBuilder::visit(Operation *op) {
         unify(a.getValue(), r - 1, result, r - 1);
         return success();
       })
-      .Case<IotaOp, ConstantOp, WeightOp>([&](Operation *) {
+      .Case<IotaOp, RandomOp, ConstantOp, WeightOp>([&](Operation *) {
         // Sizes come from the users (unification) alone.
         return success();
       })

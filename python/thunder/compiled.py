@@ -323,6 +323,8 @@ class _Entry:
         stream = 0
         if self.device_type == "cuda" and outputs:
             stream = torch.cuda.current_stream(outputs[0].device).cuda_stream
+        if native.uses_random:
+            runtime.seed_from_torch(native)
         native.run(views, [(o.data_ptr(), d.dtype, list(o.shape))
                            for o, d in zip(outputs, native.outputs)], stream)
         del keep_alive
@@ -379,7 +381,7 @@ class _FastCall:
     then costs a dict lookup, the data pointers, torch.empty per output and one
     runtime call, which validates in C++."""
 
-    __slots__ = ("entry", "signature", "order", "outputs")
+    __slots__ = ("entry", "signature", "order", "outputs", "random")
 
     def __init__(self, entry: _Entry, order: list[int], tensors: list):
         self.entry = entry
@@ -390,6 +392,8 @@ class _FastCall:
              for t in tensors])
         self.outputs = [(tuple(shape), dtype) for shape, dtype in
                         zip(self.signature.output_shapes, entry.out_dtypes)]
+        # A program that draws random numbers takes a seed from torch's generator per call.
+        self.random = entry.model.native.uses_random
 
     def __call__(self, values: tuple, out=None):
         order = self.order
@@ -399,6 +403,8 @@ class _FastCall:
             outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self.outputs]
         else:
             outputs = _check_out(self.entry, out, [s for s, _ in self.outputs])
+        if self.random:
+            runtime.seed_from_torch(self.entry.model.native)
         self.signature.run(inputs, [o.data_ptr() for o in outputs])
         return self.entry.build(outputs)
 

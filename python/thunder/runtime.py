@@ -83,6 +83,14 @@ def _device_of(native: _C.LoadedModel, tensors: Sequence[Any]) -> torch.device:
     return torch.device("cuda", torch.cuda.current_device())
 
 
+def seed_from_torch(native: _C.LoadedModel) -> None:
+    """Seeds a model that draws random numbers from PyTorch's default generator, one
+    draw per call (as torch.compile's generated code does), so ``torch.manual_seed(s)``
+    makes the calls that follow reproducible. The numbers are Thunder's generator's
+    (Philox4x32-10, docs/dialect.md), not the ones eager PyTorch would draw."""
+    native.set_seed(int(torch.randint(0, 2**63 - 1, (), dtype=torch.int64)))
+
+
 def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
     """Runs `native` on `tensors` (in its input order) and returns its outputs, allocated
     here. Raises thunder.RuntimeError with the runtime's message for inputs that do not fit
@@ -94,6 +102,8 @@ def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
     views, keep_alive = _input_views(native, tensors)
     shapes = native.output_shapes(views)
     device = _device_of(native, tensors)
+    if native.uses_random:
+        seed_from_torch(native)
     outputs = [torch.empty(shape, dtype=_TORCH_DTYPES[desc.dtype], device=device)
                for shape, desc in zip(shapes, native.outputs)]
     stream = 0

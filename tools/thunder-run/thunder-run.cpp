@@ -31,7 +31,8 @@ options:
   --inputs FILE.npz     inputs by name (or in order); default: random inputs
   --dim SYMBOL=VALUE    a dynamic dim's value for random inputs (repeatable);
                         default: the symbol's minimum, clamped to at least 1
-  --seed S              seed of the random inputs (default 0)
+  --seed S              seed of the random inputs and of the model's random
+                        numbers (torch.rand/randn/randperm in it; default 0)
   --check FILE.npz      compare the outputs with these arrays (by name, or in
                         order) like numpy.allclose; exit 1 on mismatch
   --rtol R, --atol A    tolerances of --check (default 1e-05 and 1e-08)
@@ -602,6 +603,11 @@ int main(int argc, char **argv) {
   if (thunder_model_load(options.model.c_str(), &model) != THUNDER_OK)
     die(thunder_last_error());
   printSignature(model);
+  if (thunder_model_uses_random(model)) {
+    // Run k (the warmup and bench runs too) draws from (seed, k).
+    thunder_model_set_seed(model, options.seed);
+    std::printf("random numbers: seed %llu\n", static_cast<unsigned long long>(options.seed));
+  }
   if (thunder_model_device(model) != THUNDER_DEVICE_CPU)
     die(std::string("model '") + thunder_model_name(model) + "' runs on " +
         thunder_device_name(thunder_model_device(model)) +

@@ -205,6 +205,11 @@ public:
   }
 
   /// The C handle, for calls this wrapper does not cover.
+  /// Whether the program draws random numbers (torch.rand, randn, randint, randperm).
+  bool usesRandom() const { return thunder_model_uses_random(model_) != 0; }
+  /// Seeds its random numbers: the k-th run after this call draws from (seed, k).
+  void setSeed(uint64_t seed) { detail::check(thunder_model_set_seed(model_, seed)); }
+
   thunder_model *get() const { return model_; }
 
 private:

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "thunder/Conversion/ThunderToStablehlo/ThunderToStablehlo.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
 
 #include "PopulatePatterns.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -75,6 +76,13 @@ unsigned reportUnconvertible(func::FuncOp main,
                       "static shapes)";
         return WalkResult::skip();
       }
+    }
+    if (isa<RandomOp>(op)) {
+      // stablehlo.rng_bit_generator would need the generator's state as an
+      // argument of @main, which the PJRT model ABI has no place for.
+      report(op) << "(random numbers: torch.rand, randn, randint, randperm) is not "
+                    "supported on the tpu target; compile for cpu, cuda or hip";
+      return WalkResult::skip();
     }
     if (!byOp.count(op->getName())) {
       report(op) << "has no StableHLO lowering";

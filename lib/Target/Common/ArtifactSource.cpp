@@ -2,6 +2,8 @@
 #include "thunder/Target/Common/ArtifactSource.h"
 
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
+#include "thunder/Target/Common/RandomTable.h"
 #include "thunder/Target/Common/FusedBody.h"
 #include "thunder/Target/ShapePlan.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -285,6 +287,22 @@ void emitEntryTable(llvm::raw_ostream &os, func::FuncOp func, llvm::StringRef mo
      << func.getNumArguments() << ", " << func.getNumResults() << ", kInputs, kOutputs, "
      << cppString(weightsFile) << ",\n"
      << "      create, destroy, output_shapes, workspace_bytes, run};\n"
+        "  return &table;\n}\n";
+}
+
+bool usesRandom(func::FuncOp func) {
+  return func.walk([](mlir::thunder::RandomOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+void emitRandomTable(llvm::raw_ostream &os) {
+  // thunder_model_entry_v1 may be a macro (-D...=thunder_model_entry_v1_cuda):
+  // the paste happens after its expansion.
+  os << "\n#define THUNDER_PASTE2(a, b) a##b\n#define THUNDER_PASTE(a, b) THUNDER_PASTE2(a, b)\n"
+        "extern \"C\" __attribute__((visibility(\"default\")))\n"
+        "const thunder_model_random_v1 *THUNDER_PASTE(thunder_model_entry_v1, _random)(void) {\n"
+        "  static const thunder_model_random_v1 table = {\n"
+        "      sizeof(thunder_model_random_v1), thunder_model_entry_v1(), run_seeded};\n"
         "  return &table;\n}\n";
 }
 

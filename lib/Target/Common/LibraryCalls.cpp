@@ -3,6 +3,7 @@
 
 #include "thunder/Target/Common/ArtifactSource.h"
 #include "thunder/Target/Common/FusedBody.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -150,6 +151,18 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
       .Case([&](IotaOp i) {
         os << I << "iota(" << C << name(i) << ", " << dims(i) << ", " << rank(i) << ", "
            << i.getDim() << ");\n";
+        return true;
+      })
+      .Case([&](RandomOp r) {
+        // The run's key travels in the host's sym[] after the dynamic sizes
+        // (kRngSeed, kRngOffset: every backend's host program defines them).
+        Type element = r.getType().getElementType();
+        unsigned digits = 0;
+        if (auto f = dyn_cast<FloatType>(element))
+          digits = llvm::APFloat::semanticsPrecision(f.getFloatSemantics());
+        os << I << "draw_random(" << C << name(r) << ", " << operands.numel(r) << ", "
+           << static_cast<int>(r.getDistribution()) << ", " << digits
+           << ", sym[kRngSeed], sym[kRngOffset], " << r.getStream() << ");\n";
         return true;
       })
       .Case([&](GatherOp g) {

@@ -18,6 +18,7 @@
 #include "Emitter.h"
 #include "thunder/Target/Common/CustomKernels.h"
 #include "thunder/Target/Common/WeightsLoader.h"
+#include "thunder/Target/Common/RandomTable.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -288,7 +289,7 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
      << "#include \"" << dialect.supportHeader << "\"\n#include \"" << dialect.libsHeader
      << "\"\n#include \"thunder-c/artifact.h\"\n\n"
      << "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n"
-     << "#include <memory>\n\n"
+     << "#include <atomic>\n#include <memory>\n\n"
      << "using namespace " << dialect.ns << ";\n\n"
      << (options.externalWeights ? ""
                                  : "extern \"C\" const unsigned char thunder_weights_blob[];\n\n")
@@ -301,7 +302,12 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
      << "constexpr bool kNeedsDnn = " << (needsDnn ? "true" : "false") << ";\n"
      << "constexpr bool kStaticShapes = " << (isStatic ? "true" : "false") << ";\n"
      << dialect.spell("/// @graph@s: one per workspace and set of dynamic sizes.\n")
-     << "constexpr bool kGraphs = true;\n"
+     << "constexpr int kRngSeed = kNumSymbols + 1, kRngOffset = kNumSymbols + 2;\n"
+     // A graph would replay the random key it was captured with.
+     << (codegen::usesRandom(func)
+             ? dialect.spell("/// No @graph@s: a replay would draw the numbers it was captured with.\n")
+             : "")
+     << "constexpr bool kGraphs = " << (codegen::usesRandom(func) ? "false" : "true") << ";\n"
      << dialect.spell("/// Bytes each @gemm_lib@/@conv_lib@ call may use: in the arena where the memory\n")
      << "/// plan placed it (thunder.workspace), else per stream after the arena.\n"
      << "constexpr uint64_t kLibWorkspace = " << (needsLt || needsDnn ? dialect.libraries.workspace : 0)
@@ -385,9 +391,10 @@ LogicalResult GpuEmitter::run(EmittedSources &out) {
         "/// reading the inputs from `in` and writing the outputs to `out` (the\n"
         "/// caller's buffers, or staging buffers in the workspace under a graph).\n"
         "static int enqueue(State &state, const thunder_tensor *inputs, const void *const *in,\n"
-        "                   void *const *out, char *ws, @stream_t@ main, char *error,\n"
-        "                   size_t error_size) {\n"
-        "  int64_t sym[kNumSymbols + 1];\n  compute_symbols(inputs, sym);\n"
+        "                   void *const *out, char *ws, @stream_t@ main, uint64_t seed,\n"
+        "                   uint64_t offset, char *error, size_t error_size) {\n"
+        "  int64_t sym[kNumSymbols + 3];\n  compute_symbols(inputs, sym);\n"
+        "  sym[kRngSeed] = int64_t(seed);\n  sym[kRngOffset] = int64_t(offset);\n"
         "  Layout L;\n  layout(sym, L, state.rt.graphs);\n"
         "  Syms S;\n  for (int i = 0; i <= kNumSymbols; ++i) S.s[i] = i < kNumSymbols ? sym[i] : 0;\n"
         "  (void)S;\n"
@@ -530,8 +537,10 @@ std::string GpuEmitter::createAndRun() {
   }
   os << "  *state = st.release();\n  return 0;\n}\n\n"
         "void destroy(void *state) { delete static_cast<State *>(state); }\n\n"
-        "int run(const void *state, const thunder_tensor *inputs, const thunder_tensor *outputs,\n"
-        "        void *workspace, void *stream, char *error, size_t error_size) {\n"
+        "/// A run with the random key (seed, offset) (thunder.random).\n"
+        "int run_seeded(const void *state, const thunder_tensor *inputs,\n"
+        "               const thunder_tensor *outputs, void *workspace, void *stream,\n"
+        "               uint64_t seed, uint64_t offset, char *error, size_t error_size) {\n"
         "  State &model = *static_cast<State *>(const_cast<void *>(state));\n"
         "  @stream_t@ caller = static_cast<@stream_t@>(stream);\n"
         "  char *ws = static_cast<char *>(workspace);\n"
@@ -544,7 +553,7 @@ std::string GpuEmitter::createAndRun() {
         "    for (int i = 0; i < kNumInputs; ++i) in[i] = inputs[i].data;\n"
         "    for (int i = 0; i < kNumOutputs; ++i) out[i] = outputs[i].data;\n"
         "    return model.rt.run(caller, {}, [&](@stream_t@ main) {\n"
-        "      return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
+        "      return enqueue(model, inputs, in, out, ws, main, seed, offset, error, error_size);\n"
         "    }, error, error_size);\n  }\n"
         "  // The graph runs on staging buffers (captured once per workspace): the\n"
         "  // inputs are copied in before it and the outputs out after it.\n"
@@ -562,13 +571,22 @@ std::string GpuEmitter::createAndRun() {
         "  for (int i = 0; i < kNumSymbols; ++i)\n"
         "    key.push_back(uintptr_t(sym[i]));\n"
         "  if (int rc = model.rt.run(caller, key, [&](@stream_t@ main) {\n"
-        "        return enqueue(model, inputs, in, out, ws, main, error, error_size);\n"
+        "        return enqueue(model, inputs, in, out, ws, main, seed, offset, error, error_size);\n"
         "      }, error, error_size))\n    return rc;\n"
         "  for (int k = 0; k < kNumOutputs && e == @success@; ++k)\n"
         "    e = @memcpyAsync@(outputs[k].data, out[k],\n"
         "                        kOutputBytes[k] * numel(outputs[k].shape, outputs[k].rank),\n"
         "                        @deviceToDevice@, caller);\n"
         "  return e == @success@ ? 0 : report(error, error_size, \"copying the outputs\", e);\n}\n\n";
+  // A plain run of a program that draws random numbers: seed 0 and the
+  // library's own count of runs (the runtime calls run_seeded).
+  if (codegen::usesRandom(func))
+    os << "std::atomic<uint64_t> plain_runs{0};\n";
+  os << "int run(const void *state, const thunder_tensor *inputs, const thunder_tensor *outputs,\n"
+        "        void *workspace, void *stream, char *error, size_t error_size) {\n"
+        "  return run_seeded(state, inputs, outputs, workspace, stream, 0, "
+     << (codegen::usesRandom(func) ? "plain_runs.fetch_add(1)" : "0")
+     << ",\n                    error, error_size);\n}\n\n";
   return dialect.spell(text);
 }
 
@@ -577,6 +595,8 @@ void GpuEmitter::emitEntry(llvm::raw_ostream &os) {
   os << createAndRun() << "} // namespace\n\n";
   codegen::emitEntryTable(os, func, options.modelName, dialect.target, dialect.deviceEnum,
                           options.externalWeights ? options.modelName + ".safetensors" : "");
+  if (codegen::usesRandom(func))
+    codegen::emitRandomTable(os);
 }
 
 FailureOr<EmittedSources> emitSources(func::FuncOp func, const TargetOptions &options,

@@ -53,3 +53,14 @@ module {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// Random numbers need generator state the PJRT program does not carry.
+// expected-error @+1 {{1 op cannot be converted}}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'thunder.random' (random numbers: torch.rand, randn, randint, randperm) is not supported on the tpu target; compile for cpu, cuda or hip}}
+  %r = thunder.random uniform stream = 0 : tensor<4xf32>
+  %0 = thunder.add %x, %r : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -250,6 +250,42 @@ func.func @iota_c2() -> tensor<4xi1> {
 
 // -----
 
+// random_c1: a uniform draw into integers.
+func.func @random_c1() -> tensor<4xi32> {
+  // expected-error @+1 {{expects a floating-point element type for uniform, got 'i32'}}
+  %r = thunder.random uniform stream = 0 : tensor<4xi32>
+  return %r : tensor<4xi32>
+}
+
+// -----
+
+// random_c1: a normal draw into booleans.
+func.func @random_c1_normal() -> tensor<4xi1> {
+  // expected-error @+1 {{expects a floating-point element type for normal, got 'i1'}}
+  %r = thunder.random normal stream = 0 : tensor<4xi1>
+  return %r : tensor<4xi1>
+}
+
+// -----
+
+// random_c2: random bits are 64-bit integers.
+func.func @random_c2() -> tensor<4xf32> {
+  // expected-error @+1 {{expects i64 elements for bits, got 'f32'}}
+  %r = thunder.random bits stream = 0 : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// random_c3: the stream id is a 32-bit counter word.
+func.func @random_c3() -> tensor<4xf32> {
+  // expected-error @+1 {{expects stream in [0, 2^32), got -1}}
+  %r = thunder.random uniform stream = -1 : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // broadcast_c1: the broadcast changes the element type.
 func.func @broadcast_c1(%x: tensor<16xf32>) -> tensor<8x16xf16> {
   // expected-error @+1 {{expects the operand and result element types to match, got 'f32' and 'f16'}}

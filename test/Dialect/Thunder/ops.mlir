@@ -144,6 +144,12 @@ func.func @values() {
   %3 = thunder.weight "encoder.layer.0.weight" : tensor<16x8xbf16>
   // CHECK: thunder.iota dim = 1 : tensor<4x8xi64>
   %4 = thunder.iota dim = 1 : tensor<4x8xi64>
+  // CHECK: thunder.random uniform stream = 0 : tensor<?x4xf32>
+  %5 = thunder.random uniform stream = 0 : tensor<?x4xf32>
+  // CHECK: thunder.random normal stream = 1 : tensor<3xbf16>
+  %6 = thunder.random normal stream = 1 : tensor<3xbf16>
+  // CHECK: thunder.random bits stream = 2 : tensor<5xi64>
+  %7 = thunder.random bits stream = 2 : tensor<5xi64>
   return
 }
 

@@ -116,6 +116,13 @@ class ItemOutput(nn.Module):
         return x, x.sum().item()
 
 
+class Random(torch.nn.Module):
+    def forward(self, x):
+        return (torch.rand(x.shape[0], 4), torch.randn(3, 4, dtype=torch.float64),
+                torch.randperm(5), torch.rand_like(x), torch.randn_like(x),
+                torch.randint(2, 10, (3,)))
+
+
 GRAPHS = {
     "promote": (Promote(), (torch.randint(0, 5, (4,)), torch.randn(4)), None),
     "broadcast": (Broadcast(), (torch.randn(2, 3), torch.randn(3)), None),
@@ -131,6 +138,7 @@ GRAPHS = {
     "item_size": (ItemSize(), (torch.randn(4), torch.tensor(3)), None),
     "item_output": (ItemOutput(), (torch.randn(4),), None),
     "item_option": (ItemOption(), (torch.randn(4), torch.randn(3)), None),
+    "random": (Random(), (torch.randn(2, 4),), ({0: Dim("batch", min=1, max=64)},)),
 }
 
 

@@ -29,7 +29,8 @@
 // CHECK: fused_linear_gelu_1_epilogue<<<
 // The workspaces are 256-byte multiples from the workspace's start, which
 // must itself be 256-byte aligned (a device allocation is).
-// CHECK-LABEL: int run(
+// (run() is run_seeded() with no random key.)
+// CHECK-LABEL: int run_seeded(
 // CHECK: if (reinterpret_cast<uintptr_t>(ws) % 256) {
 // CHECK-NEXT: snprintf(error, error_size, "the workspace is not 256-byte aligned");
 

@@ -6,6 +6,7 @@
 #include "thunder/Dialect/Thunder/IR/ThunderDialect.h"
 
 #include "thunder/Dialect/Thunder/IR/CustomOps.h"
+#include "thunder/Dialect/Thunder/IR/RandomOps.h"
 
 using namespace mlir;
 using namespace mlir::thunder;
@@ -35,6 +36,9 @@ void ThunderDialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "thunder/Dialect/Thunder/IR/CustomOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "thunder/Dialect/Thunder/IR/RandomOps.cpp.inc"
       >();
 }
 

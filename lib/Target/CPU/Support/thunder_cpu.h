@@ -349,6 +349,17 @@ void iota(T *out, const i64 *shape, int rank, int dim) {
     out[flat] = static_cast<T>((flat / inner) % shape[dim]);
 }
 
+/// thunder.random: n elements of `kind` (random_element in thunder_scalar.h),
+/// each from its own index, so the loop is parallel and its result does not
+/// depend on the thread count.
+template <class T>
+void draw_random(T *out, i64 n, int kind, int digits, i64 seed, i64 offset, i64 stream) {
+#pragma omp parallel for if (n > 16384)
+  for (i64 i = 0; i < n; ++i)
+    out[i] = random_element<T>(kind, digits, uint64_t(seed), uint64_t(offset),
+                               uint32_t(stream), uint64_t(i));
+}
+
 /// Wraps an index into [0, size) PyTorch-style is the importer's job; here
 /// an out-of-range index reads zero rather than out of bounds.
 template <class T, class I>

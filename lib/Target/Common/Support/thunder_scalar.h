@@ -338,6 +338,74 @@ THUNDER_HD inline void scatter_line(const ScatterInfo &g, int64_t line, const I 
     }
 }
 
+//===--------------------------------------------------------------------===//
+// Random numbers (thunder.random)
+//===--------------------------------------------------------------------===//
+
+/// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
+/// 3", SC'11): four 32-bit words from a 128-bit counter and a 64-bit key, in
+/// ten rounds of two 32x32->64 multiplies. Counter-based: element i of a
+/// tensor is computed from i alone, so every thread, lane and target draws
+/// the same number for it.
+struct philox_block {
+  uint32_t w[4];
+};
+THUNDER_HD inline philox_block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2,
+                                             uint32_t c3, uint32_t k0, uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
+    uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
+    c0 = n0;
+    c1 = uint32_t(p1);
+    c2 = n2;
+    c3 = uint32_t(p0);
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return {{c0, c1, c2, c3}};
+}
+
+/// The block of element `i` of the random op `stream` in the run keyed by
+/// (seed, offset): counter (i, stream, offset's low word), key the seed with
+/// offset's high word folded in (docs/dialect.md, thunder.random).
+THUNDER_HD inline philox_block random_block(uint64_t seed, uint64_t offset, uint32_t stream,
+                                            uint64_t i) {
+  return philox4x32_10(uint32_t(i), uint32_t(i >> 32), stream, uint32_t(offset),
+                       uint32_t(seed), uint32_t(seed >> 32) ^ uint32_t(offset >> 32));
+}
+
+/// The kinds of thunder.random (RandomDistribution's values).
+enum random_kind : int { kRandomUniform = 0, kRandomNormal = 1, kRandomBits = 2 };
+
+/// Element i of a thunder.random of kind `kind` with elements of type T
+/// (int64_t for kRandomBits) that have `digits` significand bits (24 for
+/// f32, 53 for f64, 8 for bf16, 11 for f16): uniform draws a multiple of
+/// 2^-digits in [0, 1), so rounding to T never reaches 1.
+template <class T>
+THUNDER_HD inline T random_element(int kind, int digits, uint64_t seed, uint64_t offset,
+                                   uint32_t stream, uint64_t i) {
+  philox_block b = random_block(seed, offset, stream, i);
+  if constexpr (std::is_integral_v<T>) {
+    (void)kind;
+    (void)digits;
+    return T((uint64_t(b.w[1]) << 32) | b.w[0]);
+  } else if constexpr (std::is_same_v<T, double>) {
+    uint64_t x = (uint64_t(b.w[1]) << 32) | b.w[0];
+    uint64_t y = (uint64_t(b.w[3]) << 32) | b.w[2];
+    const double ulp = 1.0 / 9007199254740992.0; // 2^-53
+    if (kind == kRandomUniform)
+      return double(x >> 11) * ulp;
+    double u1 = double((x >> 11) + 1) * ulp, u2 = double(y >> 11) * ulp;
+    return ::sqrt(-2.0 * ::log(u1)) * ::cos(6.283185307179586 * u2);
+  } else {
+    if (kind == kRandomUniform)
+      return st<T>(float(b.w[0] >> (32 - digits)) / float(uint32_t(1) << digits));
+    const float ulp = 1.0f / 16777216.0f; // 2^-24
+    float u1 = float((b.w[0] >> 8) + 1) * ulp, u2 = float(b.w[1] >> 8) * ulp;
+    return st<T>(::sqrtf(-2.0f * ::logf(u1)) * ::cosf(6.2831855f * u2));
+  }
+}
+
 } // namespace thunder_scalar
 
 #endif // THUNDER_SCALAR_H

@@ -330,6 +330,24 @@ __global__ void __launch_bounds__(kBlock) iota_kernel(T *out, i64 n, i64 inner, 
     out[flat] = st<T>(static_cast<compute_t<T>>((flat / inner) % size));
 }
 
+/// thunder.random: element i from its own index (random_element in
+/// thunder_scalar.h), the same numbers as the CPU's for a seed and offset.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    random_kernel(T *out, i64 n, int kind, int digits, uint64_t seed, uint64_t offset,
+                  uint32_t stream) {
+  for (i64 i = thread_index(); i < n; i += grid_size())
+    out[i] = random_element<T>(kind, digits, seed, offset, stream, uint64_t(i));
+}
+
+template <class T>
+void draw_random(const Ctx &c, T *out, i64 n, int kind, int digits, i64 seed, i64 offset,
+            i64 stream) {
+  if (n > 0)
+    random_kernel<T><<<grid_for(n, kBlock, c), kBlock, 0, c.stream>>>(
+        out, n, kind, digits, uint64_t(seed), uint64_t(offset), uint32_t(stream));
+}
+
 template <class T> void iota(const Ctx &c, T *out, const i64 *shape, int rank, int dim) {
   i64 n = numel(shape, rank);
   i64 inner = numel(shape + dim + 1, rank - dim - 1);

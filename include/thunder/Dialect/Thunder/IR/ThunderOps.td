@@ -9,5 +9,6 @@ include "thunder/Dialect/Thunder/IR/LinalgOps.td"
 include "thunder/Dialect/Thunder/IR/CompositeOps.td"
 include "thunder/Dialect/Thunder/IR/FusionOps.td"
 include "thunder/Dialect/Thunder/IR/CustomOps.td"
+include "thunder/Dialect/Thunder/IR/RandomOps.td"
 
 #endif // THUNDER_DIALECT_THUNDER_IR_THUNDEROPS_TD
