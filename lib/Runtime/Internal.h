@@ -89,6 +89,10 @@ struct thunder_model {
   int32_t providedWeights = 0;
   /// Sum of the outputs' ranks: the size of an output-shape buffer.
   size_t totalOutputRank = 0;
+  /// The partitions the library holds (THUNDER_MODEL_PARTITIONS_SYMBOL; 1 without an
+  /// index) and which one this model is.
+  int32_t numPartitions = 1;
+  int32_t partition = 0;
 };
 
 /// Run state reused between runs: a workspace that only grows.
