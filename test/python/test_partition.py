@@ -279,3 +279,34 @@ def test_partition_index_through_the_runtime(tmp_path):
     assert runtime.Model(ordinary, partition=0).native.num_partitions == 1
     with pytest.raises(thunder.RuntimeError, match="holds one model"):
         runtime.Model(ordinary, partition=1)
+
+
+def test_a_partition_that_fails_to_build_runs_in_pytorch(tmp_path, monkeypatch):
+    """The one-library build fails because of partition 1 (as the driver reports it):
+    that partition runs in PyTorch, the report says why, the others are built again."""
+    from thunder import _C
+
+    real = _C.compile_partitions
+    calls = []
+
+    def failing(modules, *args, **kwargs):
+        calls.append(len(modules))
+        if len(modules) == 3:
+            raise _C.CompileError("partition 1: compiling the 3 partitions failed\n"
+                                  "GraphModule:0: error: refused for the test")
+        return real(modules, *args, **kwargs)
+
+    monkeypatch.setattr(_C, "compile_partitions", failing)
+    model = ThreeParts().eval()
+    args = inputs()
+    compiled = thunder.compile(model, cache_dir=tmp_path, progress=False)
+    assert_close_tree(compiled(*args), eager(model, args), 1e-4, 1e-5)
+    assert calls == [3, 2]
+    entry = compiled._entries[0]
+    assert [s.kind for s in entry.plan.steps] == \
+        ["compiled", "eager", "eager", "eager", "compiled"]
+    assert [part.model.native.partition for part in entry.compiled_modules] == [0, 1]
+    assert len(_libraries(tmp_path)) == 1
+    report = compiled.report()
+    assert "[demoted: CompileError: compiling the 3 partitions failed]" in report, report
+    assert "2 compiled partitions, 3 eager groups" in report, report
