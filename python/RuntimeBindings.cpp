@@ -125,15 +125,20 @@ const void *offeredWeight(void *userData, const thunder_program_weight_v1 *weigh
 
 class LoadedModel {
 public:
-  explicit LoadedModel(const std::string &path, const OfferedWeights &weights = {}) {
+  explicit LoadedModel(const std::string &path, const OfferedWeights &weights = {},
+                       int32_t partition = -1) {
     thunder_status status;
     {
       py::gil_scoped_release release;
-      status = weights.empty()
+      auto provider = weights.empty() ? nullptr : offeredWeight;
+      auto *userData = const_cast<OfferedWeights *>(&weights);
+      status = partition >= 0
+                   ? thunder_model_load_partition(path.c_str(), partition, provider,
+                                                  userData, &model)
+               : weights.empty()
                    ? thunder_model_load(path.c_str(), &model)
-                   : thunder_model_load_with_weights(
-                         path.c_str(), offeredWeight,
-                         const_cast<OfferedWeights *>(&weights), &model);
+                   : thunder_model_load_with_weights(path.c_str(), provider, userData,
+                                                     &model);
       if (status != THUNDER_OK) // read on this thread, before anything else
         error = thunder_last_error();
     }
@@ -163,6 +168,8 @@ public:
   int32_t providedWeights() const { return thunder_model_num_provided_weights(model); }
   bool usesRandom() const { return thunder_model_uses_random(model) != 0; }
   void setSeed(uint64_t seed) { checkRuntime(thunder_model_set_seed(model, seed)); }
+  int32_t numPartitions() const { return thunder_model_num_partitions(model); }
+  int32_t partition() const { return thunder_model_partition(model); }
 
   std::vector<std::vector<int64_t>>
   outputShapes(const std::vector<TensorTuple> &in) const {
@@ -335,13 +342,18 @@ void bindRuntime(py::module_ &m) {
   py::class_<LoadedModel>(m, "LoadedModel",
                           "A compiled model (libNAME.so) loaded by the "
                           "runtime, which validates every input")
-      .def(py::init<const std::string &, const OfferedWeights &>(), py::arg("path"),
-           py::arg("weights") = OfferedWeights(),
+      .def(py::init<const std::string &, const OfferedWeights &, int32_t>(), py::arg("path"),
+           py::arg("weights") = OfferedWeights(), py::arg("partition") = -1,
            "Loads libNAME.so (its weights file, if any, beside it); raises "
            "RuntimeError with the runtime's message. weights: {FQN: (data_ptr, "
            "dtype, shape)} the model reads in place of its own copies where name, "
            "dtype and shape agree (zero-copy; the memory must outlive the model and "
-           "hold the bytes it was compiled from).")
+           "hold the bytes it was compiled from). partition: which partition of a "
+           "library holding several (thunder_model_load_partition); -1: its entry.")
+      .def_property_readonly("num_partitions", &LoadedModel::numPartitions,
+                             "how many partitions its library holds (1: an ordinary one)")
+      .def_property_readonly("partition", &LoadedModel::partition,
+                             "which partition of its library it is")
       .def_property_readonly("provided_weights", &LoadedModel::providedWeights,
                              "how many weights it reads from the memory given at load")
       .def_property_readonly("name", &LoadedModel::name)

@@ -48,6 +48,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -220,6 +221,89 @@ public:
     };
     dict["library"] = pathOrNone(result->library);
     dict["header"] = pathOrNone(result->header);
+    dict["artifacts"] = result->artifacts;
+    py::dict seconds;
+    seconds["graph"] = result->pipelineSeconds;
+    seconds["build"] = result->buildSeconds;
+    dict["seconds"] = seconds;
+    dict["units"] = result->units;
+    dict["units_cached"] = result->unitsCached;
+    return dict;
+  }
+
+  /// Compiles `modules` (the partitions of one model) into ONE library in
+  /// `outputDir` (thunder::Compiler::compilePartitions): partition i is a
+  /// model of its own in it, loaded with LoadedModel(path, weights, i). Each
+  /// module stays as it is (the pipelines run on copies). A failure that is
+  /// one partition's raises CompileError whose message starts with
+  /// "partition <i>: ".
+  static py::dict compilePartitions(const std::vector<Module *> &modules,
+                                    const std::string &outputDir, const std::string &target,
+                                    const std::string &name, const std::string &cpu,
+                                    bool externalWeights, int optLevel, bool keepBuildDir,
+                                    bool fuse, const std::string &arch,
+                                    const std::string &kernelCache, unsigned jobs) {
+    thunder::CompilerOptions options;
+    options.kernelCacheDir = kernelCache;
+    options.jobs = jobs;
+    options.target = target;
+    options.compileTo = thunder::Phase::Library;
+    options.pipeline.fuse = fuse;
+    options.targetOptions.modelName = name;
+    options.targetOptions.cpu = cpu;
+    options.targetOptions.arch = arch;
+    options.targetOptions.optLevel = optLevel;
+    options.targetOptions.externalWeights = externalWeights;
+    options.keepBuildDir = keepBuildDir;
+    thunder::Compiler compiler = makeCompiler(options);
+    for (Module *module : modules)
+      if (!module)
+        throw py::value_error("compile_partitions: a module is None");
+
+    std::optional<thunder::CompileResult> result;
+    std::string message;
+    {
+      py::gil_scoped_release release;
+      // One lock per distinct module, in address order (no deadlock with another such call).
+      std::vector<Module *> order(modules.begin(), modules.end());
+      std::sort(order.begin(), order.end());
+      order.erase(std::unique(order.begin(), order.end()), order.end());
+      std::vector<std::unique_lock<std::mutex>> locks;
+      for (Module *module : order)
+        locks.emplace_back(module->mutex);
+      std::vector<std::unique_ptr<DiagnosticCollector>> diagnostics;
+      std::vector<mlir::OwningOpRef<mlir::ModuleOp>> copies;
+      std::vector<mlir::ModuleOp> ops;
+      for (Module *module : modules) {
+        diagnostics.push_back(std::make_unique<DiagnosticCollector>(*module->context));
+        copies.push_back(module->module->clone());
+        ops.push_back(*copies.back());
+      }
+      int failed = -1;
+      auto compiled = compiler.compilePartitions(ops, outputDir, &failed);
+      if (mlir::failed(compiled)) {
+        std::string summary = "compiling the " + std::to_string(modules.size()) +
+                              " partitions of '" + name + "' for " + target + " into " +
+                              outputDir + " failed";
+        if (failed >= 0)
+          message = "partition " + std::to_string(failed) + ": " +
+                    diagnostics[failed]->message(summary);
+        else {
+          message = summary;
+          for (auto &collected : diagnostics)
+            message = collected->message(message);
+        }
+      } else {
+        result = std::move(*compiled);
+      }
+      copies.clear();
+      diagnostics.clear();
+    }
+    if (!result)
+      throw CompileFailure(message);
+    py::dict dict;
+    dict["library"] = result->library;
+    dict["header"] = result->header;
     dict["artifacts"] = result->artifacts;
     py::dict seconds;
     seconds["graph"] = result->pipelineSeconds;
@@ -665,6 +749,19 @@ PYBIND11_MODULE(_C, m) {
            "and reused (empty: none); jobs: compiler processes at once (0: the cores). "
            "Raises CompileError "
            "with every diagnostic, the toolchain's output included.");
+
+  m.def("compile_partitions", &Module::compilePartitions, py::arg("modules"),
+        py::arg("output_dir"), py::arg("target") = "cpu", py::arg("name") = "model",
+        py::arg("cpu") = "native", py::arg("external_weights") = false,
+        py::arg("opt_level") = 2, py::arg("keep_build_dir") = false, py::arg("fuse") = true,
+        py::arg("arch") = "", py::arg("kernel_cache") = "", py::arg("jobs") = 0,
+        "Compiles several Modules (the partitions of one model) into ONE libNAME.so in "
+        "output_dir: partition i is the model NAME_p<i>, reachable through the library's "
+        "partition index (LoadedModel(path, weights, partition=i)); its ordinary entry is "
+        "partition 0's. Options as Module.compile's. Raises CompileError; when one "
+        "partition failed (its pipeline or code generation), the message starts with "
+        "'partition <i>: '. A target that cannot link partitions together raises "
+        "CompileError before any work.");
 
   bindRuntime(m);
 

@@ -252,6 +252,39 @@ typedef struct thunder_model_weights_v1 {
 
 typedef const thunder_model_weights_v1 *(*thunder_model_weights_entry_v1_fn)(void);
 
+/*===----------------------------------------------------------------------===*
+ * Several partitions in one library
+ *
+ * thunder.compile(model, fallback="eager") splits a model with ops Thunder
+ * does not support into compiled partitions, with PyTorch running the rest
+ * between them. The partitions are built into one library (one dlopen, the
+ * kernels they share linked once) that exports `thunder_model_partitions_v1`,
+ * returning its partition index (thunder_model_partition_index_v1): each
+ * partition a model of its own (its thunder_model_v1 table and, when it has
+ * one, its weights table). `thunder_model_entry_v1`
+ * and `thunder_model_weights_entry_v1` are partition 0's, so a tool that
+ * knows nothing of partitions loads partition 0. The runtime loads partition
+ * i with thunder_model_load_partition (thunder-c/runtime.h).
+ * THUNDER_ABI_VERSION is unchanged: a runtime that does not know this entry
+ * sees partition 0.
+ *===----------------------------------------------------------------------===*/
+
+/* The name of the partition index symbol, for dlsym. */
+#define THUNDER_MODEL_PARTITIONS_SYMBOL "thunder_model_partitions_v1"
+
+typedef struct thunder_model_partition_v1 {
+  thunder_model_entry_v1_fn entry;                 /* never NULL */
+  thunder_model_weights_entry_v1_fn weights_entry; /* NULL: no weights table */
+} thunder_model_partition_v1;
+
+typedef struct thunder_model_partition_index_v1 {
+  uint32_t struct_size; /* sizeof(thunder_model_partition_index_v1) when compiled */
+  int32_t num_partitions;
+  const thunder_model_partition_v1 *partitions; /* num_partitions entries */
+} thunder_model_partition_index_v1;
+
+typedef const thunder_model_partition_index_v1 *(*thunder_model_partitions_v1_fn)(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

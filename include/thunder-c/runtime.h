@@ -141,6 +141,23 @@ THUNDER_RUNTIME_API thunder_status thunder_model_load_with_weights(
     const char *path, thunder_weights_provider provider, void *user_data,
     thunder_model **model);
 
+/* thunder_model_load_with_weights for partition `partition` (0, 1, ...) of a
+ * library that holds several (thunder.compile's fallback partitions: the
+ * partition index of artifact.h). Loading several partitions of one library
+ * opens it once (the dynamic loader shares the handle) and each partition's
+ * state is its own. Partition 0 of a library without an index is its one
+ * model; another index fails with THUNDER_ERROR_INVALID_ARGUMENT, as does one
+ * past the library's count. `provider` may be NULL. */
+THUNDER_RUNTIME_API thunder_status thunder_model_load_partition(
+    const char *path, int32_t partition, thunder_weights_provider provider,
+    void *user_data, thunder_model **model);
+
+/* How many partitions the model's library holds (1 for an ordinary library),
+ * and which of them the model is (0 unless loaded with
+ * thunder_model_load_partition); -1 for a NULL model. */
+THUNDER_RUNTIME_API int32_t thunder_model_num_partitions(const thunder_model *model);
+THUNDER_RUNTIME_API int32_t thunder_model_partition(const thunder_model *model);
+
 /* How many weights the model reads from a provider's memory (0 when loaded
  * without one); -1 for a NULL model. */
 THUNDER_RUNTIME_API int32_t thunder_model_num_provided_weights(const thunder_model *model);

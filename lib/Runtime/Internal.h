@@ -95,6 +95,10 @@ struct thunder_model {
   const thunder_model_random_v1 *random = nullptr;
   std::atomic<uint64_t> seed{0};
   mutable std::atomic<uint64_t> runs{0};
+  /// The partitions the library holds (THUNDER_MODEL_PARTITIONS_SYMBOL; 1 without an
+  /// index) and which one this model is.
+  int32_t numPartitions = 1;
+  int32_t partition = 0;
 };
 
 /// Run state reused between runs: a workspace that only grows.

@@ -277,11 +277,10 @@ void describeDevice(thunder_model &model) {
 /// The weights `provider` gives, in the order of the library's weights table, checked:
 /// empty when the library has no table or the provider gives none.
 thunder_status providedWeights(const thunder_model &model, thunder_weights_provider provider,
-                               void *userData, const thunder_model_weights_v1 *&table,
+                               void *userData, thunder_model_weights_entry_v1_fn entry,
+                               const thunder_model_weights_v1 *&table,
                                std::vector<const void *> &provided) {
   table = nullptr;
-  auto entry = reinterpret_cast<thunder_model_weights_entry_v1_fn>(
-      dlsym(model.handle, THUNDER_MODEL_WEIGHTS_SYMBOL));
   if (!provider || !entry)
     return THUNDER_OK;
   table = entry();
@@ -304,7 +303,8 @@ thunder_status providedWeights(const thunder_model &model, thunder_weights_provi
 }
 
 thunder_status load(const std::string &path, thunder_model *&result,
-                    thunder_weights_provider provider = nullptr, void *userData = nullptr) {
+                    thunder_weights_provider provider = nullptr, void *userData = nullptr,
+                    int32_t partition = -1) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0)
     return fail(THUNDER_ERROR_LOAD, "cannot load model " + path + ": no such file");
@@ -358,6 +358,33 @@ thunder_status load(const std::string &path, thunder_model *&result,
   }
   auto entry = reinterpret_cast<thunder_model_entry_v1_fn>(
       dlsym(model->handle, THUNDER_MODEL_ENTRY_SYMBOL));
+  auto weightsEntry = reinterpret_cast<thunder_model_weights_entry_v1_fn>(
+      dlsym(model->handle, THUNDER_MODEL_WEIGHTS_SYMBOL));
+  // A library of several partitions (artifact.h): partition `partition` is the model.
+  if (auto index = reinterpret_cast<thunder_model_partitions_v1_fn>(
+          dlsym(model->handle, THUNDER_MODEL_PARTITIONS_SYMBOL))) {
+    const thunder_model_partition_index_v1 *parts = index();
+    if (!parts || parts->struct_size != sizeof(thunder_model_partition_index_v1) ||
+        parts->num_partitions < 1 || !parts->partitions)
+      return fail(THUNDER_ERROR_LOAD, path + " is not a valid Thunder model: its partition "
+                                             "index (" THUNDER_MODEL_PARTITIONS_SYMBOL
+                                             ") is malformed");
+    model->numPartitions = parts->num_partitions;
+    if (partition >= parts->num_partitions)
+      return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                  "cannot load partition " + std::to_string(partition) + " of " + path +
+                      ": it holds " + std::to_string(parts->num_partitions) + " partition" +
+                      (parts->num_partitions == 1 ? "" : "s"));
+    if (partition >= 0) {
+      entry = parts->partitions[partition].entry;
+      weightsEntry = parts->partitions[partition].weights_entry;
+      model->partition = partition;
+    }
+  } else if (partition > 0) {
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                "cannot load partition " + std::to_string(partition) + " of " + path +
+                    ": it holds one model (no " THUNDER_MODEL_PARTITIONS_SYMBOL ")");
+  }
   if (!entry)
     return fail(THUNDER_ERROR_LOAD, path + " is not a Thunder model: no symbol " +
                                         THUNDER_MODEL_ENTRY_SYMBOL);
@@ -450,7 +477,8 @@ thunder_status load(const std::string &path, thunder_model *&result,
 
   const thunder_model_weights_v1 *weightsTable = nullptr;
   std::vector<const void *> provided;
-  if (thunder_status s = providedWeights(*model, provider, userData, weightsTable, provided))
+  if (thunder_status s =
+          providedWeights(*model, provider, userData, weightsEntry, weightsTable, provided))
     return s;
   char error[1024] = "";
   void *state = nullptr;
@@ -492,6 +520,29 @@ thunder_status thunder_model_load_with_weights(const char *path,
     return fail(THUNDER_ERROR_INVALID_ARGUMENT,
                 "thunder_model_load_with_weights: path and model must not be NULL");
   return guarded([&] { return load(path, *model, provider, userData); });
+}
+
+thunder_status thunder_model_load_partition(const char *path, int32_t partition,
+                                            thunder_weights_provider provider,
+                                            void *userData, thunder_model **model) {
+  if (model)
+    *model = nullptr;
+  if (!path || !model)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                "thunder_model_load_partition: path and model must not be NULL");
+  if (partition < 0)
+    return fail(THUNDER_ERROR_INVALID_ARGUMENT,
+                "thunder_model_load_partition: partition " + std::to_string(partition) +
+                    " is negative");
+  return guarded([&] { return load(path, *model, provider, userData, partition); });
+}
+
+int32_t thunder_model_num_partitions(const thunder_model *model) {
+  return model ? model->numPartitions : -1;
+}
+
+int32_t thunder_model_partition(const thunder_model *model) {
+  return model ? model->partition : -1;
 }
 
 int32_t thunder_model_num_provided_weights(const thunder_model *model) {

@@ -13,10 +13,15 @@ alternations on the longest path of the graph, which is the least any partitioni
 respects the data dependences can have, and independent unsupported ops share one eager
 group (and the supported ops between them one partition).
 
-Each compiled partition is today its own compiled submodule (thunder.compile of an FX
-module holding the partition's ops, fallback="error"), all of them reading their weights
-from the one source, the model's own tensors: a weight used by two partitions is embedded
-in both artifacts. One artifact with one entry point per partition is the next step.
+The compiled partitions are built into ONE library (libNAME.so, one cache entry): each
+partition is a model of its own in it (its entry in the library's partition index,
+thunder-c/artifact.h), loaded with the runtime's thunder_model_load_partition, so the
+library is opened once and the kernels the partitions share are linked once. Every
+partition reads its weights from the one source, the model's own tensors (zero-copy:
+no second copy in the process). A partition that fails to build runs in PyTorch
+(cm.report() says why), and the others are built again without it. A target that
+cannot link partitions together (the GPU targets, a CPU library for several
+architectures) builds each partition as its own library instead.
 Partitions are compiled for the static shapes of the call (another shape compiles again).
 The CLI and the C++ runtime have no PyTorch: they refuse such a model with the list of
 its unsupported ops.
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import os
 import re
 import time
 from typing import Any
@@ -360,21 +366,23 @@ class FallbackEntry:
                                      f"({spec.kind.name}) cannot be partitioned")
         self._compiled: dict[int, Any] = {}
         self._options = options
-        # Compile every partition now, on the example's intermediate values.
-        self._run(flat, compile_missing=True)
-        partitions = [self._compiled[s.index] for s in self.plan.steps if s.kind == "compiled"]
-        self.model = partitions[0]._entries[0].model if partitions else _NoLibrary()
-        sources = {cm.compiles[-1].source for cm in partitions}
+        #: How the partitions were built: "one library" (all of them in one libNAME.so),
+        #: "one library per partition" (a target that cannot link them together), or
+        #: "none" (every step runs in PyTorch).
+        self.layout = "none"
+        # Compile every partition now, on the example's intermediate values (PyTorch's).
+        examples = self._example_inputs(flat)
+        key, path, source = self._build(examples)
+        self.model = next((part.model for part in self.compiled_modules), _NoLibrary())
         self.record = record_type(
-            signature=options["signature"] + " [partitioned]",
-            key=",".join(cm.compiles[-1].key for cm in partitions),
-            path=partitions[0].compiles[-1].path if partitions else "",
-            source="cache" if sources == {"cache"} else "compiled",
-            seconds={"total": time.monotonic() - start})
+            signature=options["signature"] + " [partitioned]", key=key, path=path,
+            source=source, seconds={"total": time.monotonic() - start})
 
     @property
     def compiled_modules(self) -> list:
-        """The partitions' CompiledModules, in step order."""
+        """The compiled partitions, in step order: each callable with the partition's
+        inputs, returning its outputs as a tuple, with a `model` (the runtime's
+        thunder.runtime.Model: in one library, partition i of it)."""
         return [self._compiled[s.index] for s in self.plan.steps if s.index in self._compiled]
 
     def mismatch(self, flat: list, spec) -> tuple[str, str] | None:
@@ -392,7 +400,7 @@ class FallbackEntry:
         return None
 
     def run(self, flat: list, out=None):
-        result = self._run(flat, compile_missing=False)
+        result = self._run(flat)
         if out is None:
             return result
         # Caller-provided outputs (cm(x, out=y)): the results copied into them.
@@ -409,33 +417,163 @@ class FallbackEntry:
             target.copy_(value)
         return pytree.tree_unflatten(targets, spec)
 
-    def _run(self, flat: list, compile_missing: bool):
+    def _environment(self, flat: list) -> dict[str, Any]:
         env: dict[str, Any] = dict(self._weights)
         for (name, constant), value in zip(self._placeholders, flat):
             env[name] = value if constant is None else constant[1]
+        return env
 
+    @staticmethod
+    def _run_eagerly(step: Step, env: dict[str, Any]) -> None:
         def load(node):
             return env[node.name]
 
+        for node in step.nodes:  # PyTorch runs the ops
+            args = torch.fx.node.map_arg(node.args, load)
+            kwargs = torch.fx.node.map_arg(node.kwargs, load)
+            env[node.name] = node.target(*args, **kwargs)
+
+    @staticmethod
+    def _step_inputs(step: Step, env: dict[str, Any]) -> list:
+        # The runtime reads row-major memory; an eager op may return a view.
+        return [v.contiguous() if isinstance(v, torch.Tensor) else v
+                for v in (env[node.name] for node in step.inputs)]
+
+    def _example_inputs(self, flat: list) -> dict[int, list]:
+        """Each compiled partition's inputs for the example call, computed by running
+        the whole program in PyTorch."""
+        env = self._environment(flat)
+        examples = {}
+        with torch.no_grad():
+            for step in self.plan.steps:
+                if step.compiled:
+                    examples[step.index] = self._step_inputs(step, env)
+                self._run_eagerly(step, env)
+        return examples
+
+    def _run(self, flat: list):
+        env = self._environment(flat)
         for step in self.plan.steps:
-            if step.kind == "compiled":
-                module = self._compiled.get(step.index)
-                # The runtime reads row-major memory; an eager op may return a view.
-                values = [v.contiguous() if isinstance(v, torch.Tensor) else v
-                          for v in (load(node) for node in step.inputs)]
-                if module is None and compile_missing:
-                    module = self._compile_step(step, values)
-                if module is not None:
-                    results = module(*values)
-                    for node, value in zip(step.outputs, results):
-                        env[node.name] = value
-                    continue
-            for node in step.nodes:  # eager: PyTorch runs the ops
-                args = torch.fx.node.map_arg(node.args, load)
-                kwargs = torch.fx.node.map_arg(node.kwargs, load)
-                env[node.name] = node.target(*args, **kwargs)
-        leaves = [load(v) if isinstance(v, torch.fx.Node) else v for v in self._outputs]
+            module = self._compiled.get(step.index) if step.kind == "compiled" else None
+            if module is not None:
+                results = module(*self._step_inputs(step, env))
+                for node, value in zip(step.outputs, results):
+                    env[node.name] = value
+            else:
+                self._run_eagerly(step, env)
+        leaves = [env[v.name] if isinstance(v, torch.fx.Node) else v for v in self._outputs]
         return pytree.tree_unflatten(leaves, self.out_spec)
+
+    @staticmethod
+    def _demote(step: Step, error: Exception) -> None:
+        text = str(error).strip()
+        text = re.sub(r"^partition [0-9]+: ", "", text)
+        first = text.splitlines()[0] if text else ""
+        step.demoted = f"{type(error).__name__}: {first}"
+
+    def _one_library(self) -> bool:
+        """Whether the target links several partitions into one library (the C++
+        driver's TargetBackend::linkPartitions): the cpu target, for one architecture."""
+        return self._options["target"] == "cpu" and "," not in (self._options["cpu"] or "")
+
+    def _build(self, examples: dict[int, list]) -> tuple[str, str, str]:
+        """Builds the compiled partitions (demoting those that do not build); returns
+        the record's (key, path, source)."""
+        steps = [step for step in self.plan.steps if step.compiled]
+        if not steps:
+            return "", "", "compiled"
+        if not self._one_library():
+            return self._build_each(steps, examples)
+        prepared: dict[int, _Prepared] = {}
+        for step in steps:
+            try:
+                prepared[step.index] = _Prepared(step, self._weights, examples[step.index],
+                                                 self._options["target"])
+            except (_C.ImportError, _C.CompileError) as error:
+                # An op the name check let through but the importer refused (a dtype it
+                # does not take, say): the partition runs eagerly instead.
+                self._demote(step, error)
+        while True:
+            live = [step for step in steps if not step.demoted]
+            if not live:
+                return "", "", "compiled"
+            try:
+                return self._build_library([prepared[step.index] for step in live])
+            except _PartitionFailed as failure:
+                self._demote(failure.step, failure.error)  # the others are built again
+
+    def _build_library(self, parts: list[_Prepared]) -> tuple[str, str, str]:
+        """The partitions in one library, from the cache or compiled; each loaded as
+        partition i of it, reading the model's own tensors as its weights."""
+        from .cache import Cache, key as cache_key, program_digest, weights_digest
+        from .compiled import _Entry, _compiler_fingerprint
+
+        options = self._options
+        cache = Cache(options["cache_dir"])
+        compile_options = {"cpu": options["cpu"], "external_weights": options["external_weights"],
+                           "opt_level": options["opt_level"], "name": options["name"],
+                           "fuse": options["fuse"], "arch": options["arch"] or ""}
+        key = cache_key({"compiler": _compiler_fingerprint(), "layout": "partitions",
+                         "programs": [program_digest(p.program) for p in parts],
+                         "signatures": [p.signature for p in parts],
+                         "target": options["target"], "options": compile_options,
+                         "weights": [weights_digest(p.views) for p in parts]})
+        models = None
+        source = "cache"
+        entry_dir = cache.lookup(key)
+        if entry_dir is not None:
+            try:
+                models = [p.load(entry_dir, i) for i, p in enumerate(parts)]
+            except _C.RuntimeError:
+                cache.discard(key)
+        if models is None:
+            def build(directory) -> dict:
+                try:
+                    result = _C.compile_partitions(
+                        [p.module for p in parts], str(directory), target=options["target"],
+                        name=options["name"], cpu=options["cpu"],
+                        external_weights=options["external_weights"],
+                        opt_level=options["opt_level"], fuse=options["fuse"],
+                        arch=options["arch"] or "", kernel_cache=str(cache.kernels))
+                except _C.CompileError as error:
+                    match = re.match(r"partition ([0-9]+): ", str(error))
+                    if match and int(match.group(1)) < len(parts):
+                        raise _PartitionFailed(parts[int(match.group(1))].step, error) from None
+                    raise
+                return {"signature": options["signature"] + " [partitioned]",
+                        "name": options["name"], "target": options["target"],
+                        "options": compile_options, "compiler": _compiler_fingerprint(),
+                        "created": time.time(), "partitions": len(parts),
+                        "library": os.path.basename(result["library"]),
+                        "kernels": {"units": result.get("units", 0),
+                                    "cached": result.get("units_cached", 0)},
+                        "seconds": dict(result["seconds"])}
+
+            entry_dir, built = cache.publish(key, build)
+            source = "compiled" if built else "cache"
+            try:
+                models = [p.load(entry_dir, i) for i, p in enumerate(parts)]
+            except _C.RuntimeError:
+                cache.discard(key)
+                raise
+        for part, model in zip(parts, models):
+            self._compiled[part.step.index] = _CompiledPartition(
+                _Entry(part.ep, model, None), model)
+        self.layout = "one library"
+        return key, str(entry_dir), source
+
+    def _build_each(self, steps: list[Step], examples: dict[int, list]) -> tuple[str, str, str]:
+        """Each partition as its own library (a target that cannot link them
+        together)."""
+        for step in steps:
+            self._compile_step(step, examples[step.index])
+        built = [self._compiled[s.index] for s in steps if s.index in self._compiled]
+        self.layout = "one library per partition" if built else "none"
+        records = [part.compiled.compiles[-1] for part in built]
+        sources = {record.source for record in records}
+        return (",".join(record.key for record in records),
+                records[0].path if records else "",
+                "cache" if sources == {"cache"} else "compiled")
 
     def _compile_step(self, step: Step, values: list):
         from .compiled import compile as thunder_compile
@@ -452,11 +590,61 @@ class FallbackEntry:
         except (_C.ImportError, _C.CompileError) as error:
             # An op the name check let through but the importer or a pipeline refused
             # (a dtype it does not take, say): the partition runs eagerly instead.
-            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            step.demoted = f"{type(error).__name__}: {first}"
+            self._demote(step, error)
             return None
-        self._compiled[step.index] = compiled
-        return compiled
+        part = _CompiledPartition(compiled, compiled._entries[0].model)
+        part.compiled = compiled
+        self._compiled[step.index] = part
+        return part
+
+
+class _PartitionFailed(Exception):
+    """The one-library build failed because of one partition."""
+
+    def __init__(self, step: Step, error: Exception):
+        super().__init__(str(error))
+        self.step = step
+        self.error = error
+
+
+class _Prepared:
+    """One partition, imported for the one-library build: its FX module exported on
+    the example's values, decomposed and imported (raises _C.ImportError)."""
+
+    def __init__(self, step: Step, weights: dict[str, Any], values: list, target: str):
+        from . import capture
+        from .compiled import _signature_text
+        from .program import import_exported
+
+        self.step = step
+        module = _partition_module(step, weights)
+        self.ep = capture.decompose(capture.export_program(module, tuple(values), {}, None))
+        self.signature = _signature_text(self.ep)
+        self.program = capture.tensor_outputs_only(capture.program_json(self.ep))
+        self.views, keep_alive = capture.weight_views(self.ep, to_host=target != "cpu")
+        self.module = import_exported(self.ep, self.program, self.views, keep_alive, module)
+        #: The weights by the name the library knows them by: the model's own tensors.
+        self.weights = {name: value for name, value in (*self.ep.state_dict.items(),
+                                                        *self.ep.constants.items())
+                        if isinstance(value, torch.Tensor)}
+
+    def load(self, entry_dir, index: int):
+        from . import runtime
+        return runtime.Model(entry_dir, self.weights, partition=index)
+
+
+class _CompiledPartition:
+    """A compiled partition: called with its inputs, returns its outputs (a tuple)."""
+
+    def __init__(self, call: Any, model: Any):
+        self._call = call
+        self.model = model    #: thunder.runtime.Model
+        self.compiled = None  #: its CompiledModule when built as a library of its own
+
+    def __call__(self, *values):
+        if self.compiled is not None:
+            return self._call(*values)
+        return self._call.run(list(values))
 
 
 _REFUSED = (re.compile(r"unsupported op (\S+) \("),            # not in the importer's table

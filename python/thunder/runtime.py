@@ -131,7 +131,8 @@ class Model:
     thunder.RuntimeError naming the input that does not fit.
     """
 
-    def __init__(self, path: str | os.PathLike, weights: dict | None = None):
+    def __init__(self, path: str | os.PathLike, weights: dict | None = None,
+                 partition: int = -1):
         offered = {}
         # The tensors whose memory the model may read: alive as long as the model.
         self._weights = []
@@ -144,7 +145,9 @@ class Model:
                 offered[name] = (tensor.data_ptr(), _DTYPE_NAMES[tensor.dtype],
                                  list(tensor.shape))
                 self._weights.append(tensor)
-        self._native = _C.LoadedModel(find_library(path), offered)
+        # partition >= 0: that partition of a library holding several (the fallback
+        # partitions of thunder.compile, thunder-c/runtime.h's thunder_model_load_partition).
+        self._native = _C.LoadedModel(find_library(path), offered, partition)
         if not self._native.provided_weights:
             self._weights = []
 

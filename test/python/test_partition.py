@@ -182,3 +182,131 @@ def test_examine_shows_partitions():
     text = str(report.partitions)
     assert "2 compiled partitions, 1 eager group" in text, text
     assert "thunder_test.mystery.default" in text
+
+
+class ThreeParts(torch.nn.Module):
+    """Three compiled partitions around two unsupported ops; `scale` and `shift` are
+    read by two partitions each."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.scale = torch.nn.Parameter(torch.randn(16))
+        self.shift = torch.nn.Parameter(torch.randn(16))
+        self.fc = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = torch.tanh(x * self.scale + self.shift)
+        h = mystery(h)
+        h = self.fc(h) * self.scale
+        h = enigma(h)
+        return h + self.shift
+
+
+def _libraries(root) -> list:
+    import pathlib
+    return sorted(p for p in pathlib.Path(root).rglob("lib*.so") if "kernels" not in p.parts)
+
+
+def test_partitions_are_one_library(tmp_path):
+    model = ThreeParts().eval()
+    args = inputs()
+    compiled = thunder.compile(model, cache_dir=tmp_path, progress=False)
+    assert_close_tree(compiled(*args), eager(model, args), 1e-4, 1e-5)
+    [entry] = compiled._entries
+    assert [s.kind for s in entry.plan.steps] == \
+        ["compiled", "eager", "compiled", "eager", "compiled"]
+    assert entry.layout == "one library"
+    # Exactly one library file, holding the three partitions, opened once.
+    [library] = _libraries(tmp_path)
+    parts = entry.compiled_modules
+    assert len(parts) == 3
+    assert {part.model.path for part in parts} == {str(library)}
+    assert [part.model.native.partition for part in parts] == [0, 1, 2]
+    assert {part.model.native.num_partitions for part in parts} == {3}
+    assert [part.model.name for part in parts] == [f"{compiled._name}_p{i}" for i in range(3)]
+    assert compiled.artifacts == [str(library)]
+    report = compiled.report()
+    assert "3 compiled partitions, 2 eager groups" in report, report
+    assert "thunder_test.mystery.default" in report and "thunder_test.enigma.default" in report
+    # The weights are the module's own tensors, read in place by every partition that
+    # reads them (no copy): scale and shift in the first, the fc's bias and scale in the
+    # second (its weight is packed), shift in the third.
+    assert [part.model.provided_weights for part in parts] == [2, 2, 1]
+    # Another call, other values: the same partitions.
+    args2 = (torch.randn(3, 16),)
+    assert_close_tree(compiled(*args2), eager(model, args2), 1e-4, 1e-5)
+    assert len(compiled.compiles) == 1
+
+
+def test_partitions_library_from_the_cache(tmp_path):
+    model = ThreeParts().eval()
+    args = inputs()
+    first = thunder.compile(model, args, cache_dir=tmp_path, progress=False)
+    again = thunder.compile(model, args, cache_dir=tmp_path, progress=False)
+    assert first.compiles[0].source == "compiled"
+    assert again.compiles[0].source == "cache"
+    assert again.compiles[0].path == first.compiles[0].path
+    assert len(_libraries(tmp_path)) == 1
+    assert_close_tree(again(*args), eager(model, args), 1e-4, 1e-5)
+
+
+def test_partition_index_through_the_runtime(tmp_path):
+    """thunder_model_load_partition: each partition of the library; an index past its
+    count, or a partition of an ordinary library, is refused."""
+    from thunder import _C, runtime
+
+    model = ThreeParts().eval()
+    compiled = thunder.compile(model, inputs(), cache_dir=tmp_path, progress=False)
+    [library] = _libraries(tmp_path)
+    plain = _C.LoadedModel(str(library))  # a tool that knows nothing of partitions
+    assert plain.partition == 0 and plain.num_partitions == 3
+    assert plain.name == f"{compiled._name}_p0"
+    for i in range(3):
+        part = runtime.Model(library, partition=i)
+        assert part.native.partition == i and part.provided_weights == 0  # its own copy
+    entry = compiled._entries[0]
+    x = entry._example_inputs([inputs()[0]])
+    second = entry.plan.steps[2]
+    alone = runtime.Model(library, partition=1)
+    expected = entry.compiled_modules[1](*x[second.index])
+    assert_close_tree(tuple(runtime.run(alone.native, x[second.index])), tuple(expected))
+    with pytest.raises(thunder.RuntimeError, match="holds 3 partitions"):
+        runtime.Model(library, partition=3)
+    linear = thunder.compile(torch.nn.Linear(16, 4).eval(), inputs(), cache_dir=tmp_path,
+                             progress=False)
+    ordinary = linear.artifacts[0]
+    assert runtime.Model(ordinary, partition=0).native.num_partitions == 1
+    with pytest.raises(thunder.RuntimeError, match="holds one model"):
+        runtime.Model(ordinary, partition=1)
+
+
+def test_a_partition_that_fails_to_build_runs_in_pytorch(tmp_path, monkeypatch):
+    """The one-library build fails because of partition 1 (as the driver reports it):
+    that partition runs in PyTorch, the report says why, the others are built again."""
+    from thunder import _C
+
+    real = _C.compile_partitions
+    calls = []
+
+    def failing(modules, *args, **kwargs):
+        calls.append(len(modules))
+        if len(modules) == 3:
+            raise _C.CompileError("partition 1: compiling the 3 partitions failed\n"
+                                  "GraphModule:0: error: refused for the test")
+        return real(modules, *args, **kwargs)
+
+    monkeypatch.setattr(_C, "compile_partitions", failing)
+    model = ThreeParts().eval()
+    args = inputs()
+    compiled = thunder.compile(model, cache_dir=tmp_path, progress=False)
+    assert_close_tree(compiled(*args), eager(model, args), 1e-4, 1e-5)
+    assert calls == [3, 2]
+    entry = compiled._entries[0]
+    assert [s.kind for s in entry.plan.steps] == \
+        ["compiled", "eager", "eager", "eager", "compiled"]
+    assert [part.model.native.partition for part in entry.compiled_modules] == [0, 1]
+    assert len(_libraries(tmp_path)) == 1
+    report = compiled.report()
+    assert "[demoted: CompileError: compiling the 3 partitions failed]" in report, report
+    assert "2 compiled partitions, 3 eager groups" in report, report

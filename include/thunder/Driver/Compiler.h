@@ -85,6 +85,19 @@ public:
   mlir::FailureOr<CompileResult> compile(mlir::ModuleOp module,
                                          llvm::StringRef outputDir);
 
+  /// Lowers each of `modules` (the partitions of one model, each a module of its
+  /// own) and builds them into ONE libNAME.so in `outputDir`: partition i is a
+  /// model named NAME_p<i>, reachable through the library's partition index
+  /// (THUNDER_MODEL_PARTITIONS_SYMBOL in thunder-c/artifact.h); the library's
+  /// ordinary entry is partition 0's. Kernels the partitions share are linked
+  /// once. compileTo must be Library. When the failure is one partition's (its
+  /// pipeline or its code generation), `failedPartition` (when given) is set to
+  /// its index, else to -1; a target that cannot link partitions together
+  /// (TargetBackend::linkPartitions) fails before any work, with -1.
+  mlir::FailureOr<CompileResult> compilePartitions(llvm::ArrayRef<mlir::ModuleOp> modules,
+                                                   llvm::StringRef outputDir,
+                                                   int *failedPartition = nullptr);
+
 private:
   Compiler(CompilerOptions options, std::unique_ptr<TargetBackend> backend)
       : opts(std::move(options)), target(std::move(backend)) {}

@@ -50,6 +50,11 @@ struct TargetOptions {
   /// Write the weights to NAME.safetensors beside the library (memory-mapped
   /// at load) instead of embedding them in it.
   bool externalWeights = false;
+  /// One partition of a library that holds several (Compiler::compilePartitions):
+  /// "_pN", appended to the model's exported entry symbols and to the other global
+  /// names its host program defines, so that the partitions link into one library.
+  /// "" for an ordinary, one-model library.
+  std::string partitionSuffix;
 };
 
 /// True when `name` is a C identifier: a model name becomes file names and C
@@ -191,6 +196,26 @@ public:
   virtual ToolchainCommand link(const EmittedSources &sources,
                                 llvm::StringRef buildDir, llvm::StringRef output,
                                 const TargetOptions &options) const = 0;
+
+  /// One partition of a several-partition library: its sources, the directory
+  /// they were written to and compiled in (compileUnits with its options, whose
+  /// partitionSuffix is set).
+  struct PartitionSources {
+    const EmittedSources *sources;
+    std::string buildDir;
+    TargetOptions options;
+  };
+
+  /// The command that links several partitions' objects and `indexUnit` (a C++
+  /// unit that exports the partition index, thunder-c/artifact.h) into one
+  /// `output`; std::nullopt when this target cannot (each partition is then
+  /// its own library), or for these options (`why` says why).
+  virtual std::optional<ToolchainCommand>
+  linkPartitions(llvm::ArrayRef<PartitionSources> partitions, llvm::StringRef indexUnit,
+                 llvm::StringRef output, std::string &why) const {
+    why = "target '" + name().str() + "' does not build several partitions into one library";
+    return std::nullopt;
+  }
 };
 
 //===----------------------------------------------------------------------===//

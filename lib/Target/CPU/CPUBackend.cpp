@@ -29,6 +29,8 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::thunder;
 using ::thunder::EmittedSources;
@@ -692,6 +694,20 @@ std::vector<std::string> unitFlags(const TargetOptions &options, llvm::StringRef
   return flags;
 }
 
+/// The renames of one partition of a several-partition library
+/// (TargetOptions::partitionSuffix), for its host program and weights: its
+/// entries and its weights' symbol. The kernels keep their names (a kernel's
+/// name is its code's digest: partitions that share a kernel link one copy).
+std::vector<std::string> partitionFlags(const TargetOptions &options) {
+  if (options.partitionSuffix.empty())
+    return {};
+  std::vector<std::string> flags;
+  for (llvm::StringRef symbol :
+       {"thunder_model_entry_v1", "thunder_model_weights_entry_v1", "thunder_weights_blob"})
+    flags.push_back(("-D" + symbol + "=" + symbol + options.partitionSuffix).str());
+  return flags;
+}
+
 /// What tells a variant's objects apart ("" in a one-architecture build).
 std::string variantSuffix(const TargetOptions &options, llvm::StringRef arch) {
   return cpu::cpuVariants(options.cpu).size() > 1 ? "." + cpu::variantTag(arch) : "";
@@ -770,6 +786,9 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
       step.object = objectPath(buildDir, unit, custom ? "" : suffix);
       step.argv = {"c++"};
       llvm::append_range(step.argv, custom ? unitFlags(options, arch, false) : flags);
+      std::vector<std::string> renames = kernel ? std::vector<std::string>()
+                                                : partitionFlags(options);
+      llvm::append_range(step.argv, renames);
       step.argv.push_back("-O" + std::to_string(level));
       if (isKernelUnit(unit) && pch)
         step.argv.push_back("-I" + pchDir);
@@ -782,9 +801,21 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
           hash.update(file.contents);
           step.key = "unit -O" + std::to_string(level) + " " + commonDigest + " " +
                      llvm::toHex(hash.final(), true);
+          if (!renames.empty())
+            step.key += " " + llvm::join(renames, " ");
         }
       steps.push_back(step);
     }
+  }
+  // A partition's embedded weights, assembled with their symbol renamed (an
+  // ordinary library assembles weights.S in its link command).
+  if (!options.partitionSuffix.empty() && llvm::is_contained(sources.compileUnits, "weights.S")) {
+    UnitCompile step;
+    step.object = objectPath(buildDir, "weights.S", "");
+    step.argv = {"c++", "-fPIC", "-Wa,-I," + dir};
+    llvm::append_range(step.argv, partitionFlags(options));
+    step.argv.insert(step.argv.end(), {"-c", dir + "/weights.S", "-o", step.object});
+    steps.push_back(step); // no key: the weights are not worth a cache entry
   }
   return steps;
 }
@@ -825,6 +856,45 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   cmd.argv.push_back("-o");
   cmd.argv.push_back(output.str());
   cmd.argv.insert(cmd.argv.end(), libs.begin(), libs.end());
+  return cmd;
+}
+
+std::optional<ToolchainCommand>
+CPUBackend::linkPartitions(llvm::ArrayRef<PartitionSources> partitions,
+                           llvm::StringRef indexUnit, llvm::StringRef output,
+                           std::string &why) const {
+  if (partitions.empty()) {
+    why = "no partition to link";
+    return std::nullopt;
+  }
+  for (const PartitionSources &p : partitions)
+    if (cpu::cpuVariants(p.options.cpu).size() > 1) {
+      why = "a library for several CPU architectures (--cpu=" + p.options.cpu +
+            ") holds one partition";
+      return std::nullopt;
+    }
+  ToolchainCommand cmd;
+  cmd.argv = {"c++", "-fopenmp", "-fPIC", "-shared", "-fvisibility=hidden", "-std=c++17",
+              "-O2", "-I" + partitions.front().buildDir, indexUnit.str()};
+  // Each partition's host program and weights; a kernel (or custom kernel) unit
+  // that several partitions have is the same code under the same name: linked once.
+  std::set<std::string> shared;
+  for (const PartitionSources &p : partitions) {
+    for (const std::string &unit : p.sources->compileUnits) {
+      llvm::StringRef u(unit);
+      if (u.ends_with(".cpp")) {
+        if ((isKernelUnit(u) || isCustomUnit(u)) && !shared.insert(unit).second)
+          continue;
+        cmd.argv.push_back(objectPath(p.buildDir, unit, ""));
+      } else if (unit == "weights.S") {
+        cmd.argv.push_back(objectPath(p.buildDir, unit, ""));
+      } else {
+        cmd.argv.push_back(p.buildDir + "/" + unit);
+      }
+    }
+  }
+  cmd.argv.insert(cmd.argv.end(),
+                  {"-o", output.str(), "-ldnnl", "-lopenblas", "-Wl,--no-undefined"});
   return cmd;
 }
 

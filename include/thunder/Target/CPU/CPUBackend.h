@@ -23,6 +23,10 @@ public:
   ToolchainCommand link(const EmittedSources &sources, llvm::StringRef buildDir,
                         llvm::StringRef output,
                         const TargetOptions &options) const override;
+  /// One-architecture builds only (--cpu with one value).
+  std::optional<ToolchainCommand>
+  linkPartitions(llvm::ArrayRef<PartitionSources> partitions, llvm::StringRef indexUnit,
+                 llvm::StringRef output, std::string &why) const override;
 };
 
 /// Registers the CPU backend as target "cpu".
