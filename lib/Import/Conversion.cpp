@@ -355,6 +355,12 @@ LogicalResult NodeContext::setResult(Value value, unsigned i) {
 // Building
 //===----------------------------------------------------------------------===//
 
+Type NodeContext::standInType(ValueRange operands) const {
+  if (!operands.empty() && isa<RankedTensorType>(operands[0].getType()))
+    return operands[0].getType();
+  return RankedTensorType::get({}, b.getF32Type());
+}
+
 Value NodeContext::splat(RankedTensorType type, Scalar value) {
   Type element = type.getElementType();
   auto asDouble = [&] {
