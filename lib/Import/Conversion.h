@@ -166,7 +166,7 @@ public:
   /// op with one inferred result is built with its explicit-type builder: the
   /// inferred type, or when inference fails a stand-in type (the first
   /// operand's), and the op then fails verification (verifyConverted), which
-  /// reports why.
+  /// reports why (setResult lets such a value through for that).
   template <typename OpTy, typename... Args> mlir::Value create(Args &&...args) {
     if constexpr (OpTy::template hasTrait<mlir::InferTypeOpInterface::Trait>() &&
                   OpTy::template hasTrait<mlir::OpTrait::OneResult>() &&
@@ -180,8 +180,10 @@ public:
               state.getRawProperties(), state.regions, inferred)) &&
           inferred.size() == 1)
         state.types[0] = inferred[0];
-      else
+      else {
         state.types[0] = standInType(state.operands);
+        builtStandIn = true;
+      }
       return b.create(state)->getResult(0);
     } else {
       return b.create<OpTy>(loc, std::forward<Args>(args)...);
@@ -204,6 +206,8 @@ private:
   /// The result type of an op whose type inference failed: its first
   /// operand's type, or a float32 scalar tensor.
   mlir::Type standInType(mlir::ValueRange operands) const;
+  /// Whether create built an op with a stand-in result type.
+  bool builtStandIn = false;
 };
 
 /// The MLIR element type of a Thunder dtype.
