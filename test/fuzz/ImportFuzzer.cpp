@@ -159,10 +159,10 @@ int64_t interestingInt(std::mt19937_64 &rng, int64_t old) {
                                    INT32_MAX, INT32_MIN,  INT64_MAX,  INT64_MIN,
                                    INT64_MAX / 2 + 1,     -2,         int64_t(1) << 40};
   switch (rng() % 4) {
-  case 0:
-    return old + static_cast<int64_t>(rng() % 5) - 2;
+  case 0: // wrapping, as the mutator's own arithmetic must not be undefined
+    return static_cast<int64_t>(static_cast<uint64_t>(old) + rng() % 5 - 2);
   case 1:
-    return -old;
+    return static_cast<int64_t>(0 - static_cast<uint64_t>(old));
   default:
     return values[rng() % std::size(values)];
   }
@@ -233,28 +233,37 @@ void mutateJson(Value &root, std::mt19937_64 &rng) {
       (*object)[kKinds[rng() % std::size(kKinds)]] = interestingInt(rng, 0);
       return;
     }
-    auto it = object->begin();
-    std::advance(it, rng() % object->size());
-    std::string key = it->first.str();
-    switch (rng() % 4) {
-    case 0: // drop a member
-      object->erase(key);
-      break;
-    case 1: { // the same value under another key: another argument kind, another spec kind
-      Value moved = std::move(it->second);
-      object->erase(key);
-      std::string other = rng() % 2 ? std::string(kKinds[rng() % std::size(kKinds)])
-                                    : keys[rng() % keys.size()];
-      (*object)[other] = std::move(moved);
-      break;
+    // The object is rebuilt rather than edited in place (erase, insert): a
+    // fresh object per edit keeps the mutator clear of DenseMap tombstones.
+    size_t pick = rng() % object->size(), index = 0;
+    unsigned edit = rng() % 4;
+    std::string other = rng() % 2 ? std::string(kKinds[rng() % std::size(kKinds)])
+                                  : keys[rng() % keys.size()];
+    Value replacement(*sites[rng() % sites.size()].value);
+    Object rebuilt;
+    for (auto &member : *object) {
+      std::string key = member.first.str();
+      Value copy(member.second);
+      if (index++ != pick) {
+        rebuilt[key] = std::move(copy);
+        continue;
+      }
+      switch (edit) {
+      case 0: // drop a member
+        break;
+      case 1: // the same value under another key: another argument kind, spec kind
+        rebuilt[other] = std::move(copy);
+        break;
+      case 2: // another value from elsewhere
+        rebuilt[key] = std::move(replacement);
+        break;
+      case 3: // a member of another object
+        rebuilt[key] = std::move(copy);
+        rebuilt[other] = std::move(replacement);
+        break;
+      }
     }
-    case 2: // another value from elsewhere
-      it->second = Value(*sites[rng() % sites.size()].value);
-      break;
-    case 3: // a member of another object
-      (*object)[keys[rng() % keys.size()]] = Value(*sites[rng() % sites.size()].value);
-      break;
-    }
+    value = Value(std::move(rebuilt));
   }
 }
 
