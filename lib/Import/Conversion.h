@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Import/ExportedProgram.h"
 #include "llvm/ADT/StringMap.h"
@@ -179,11 +180,54 @@ public:
   mlir::FailureOr<mlir::Value> coerce(mlir::Value value,
                                       mlir::RankedTensorType type);
 
+  /// Builds an op of this node. ODS's type-inferring builders abort the
+  /// process (report_fatal_error) when inference fails, which a malformed
+  /// program can cause (an operand of the wrong rank, a bad attribute); so an
+  /// op with one inferred result is built with its explicit-type builder: the
+  /// inferred type, or when inference fails a stand-in type (the first
+  /// operand's), and the op then fails verification (verifyConverted), which
+  /// reports why (setResult lets such a value through for that).
   template <typename OpTy, typename... Args> mlir::Value create(Args &&...args) {
-    return b.create<OpTy>(loc, std::forward<Args>(args)...);
+    if constexpr (OpTy::template hasTrait<mlir::InferTypeOpInterface::Trait>() &&
+                  OpTy::template hasTrait<mlir::OpTrait::OneResult>() &&
+                  BuildsWithResultType<void, OpTy, Args...>::value) {
+      mlir::OperationState state(loc, OpTy::getOperationName());
+      OpTy::build(b, state, mlir::Type(), std::forward<Args>(args)...);
+      llvm::SmallVector<mlir::Type, 1> inferred;
+      mlir::MLIRContext *context = b.getContext();
+      if (succeeded(OpTy::inferReturnTypes(
+              context, std::nullopt, state.operands, state.attributes.getDictionary(context),
+              state.getRawProperties(), state.regions, inferred)) &&
+          inferred.size() == 1)
+        state.types[0] = inferred[0];
+      else {
+        state.types[0] = standInType(state.operands);
+        builtStandIn = true;
+      }
+      return b.create(state)->getResult(0);
+    } else {
+      return b.create<OpTy>(loc, std::forward<Args>(args)...);
+    }
   }
 
   ValueScope &scope;
+
+private:
+  /// Whether OpTy has a builder taking the result type before `Args`.
+  template <typename Void, typename OpTy, typename... Args>
+  struct BuildsWithResultType : std::false_type {};
+  template <typename OpTy, typename... Args>
+  struct BuildsWithResultType<
+      std::void_t<decltype(OpTy::build(std::declval<mlir::OpBuilder &>(),
+                                       std::declval<mlir::OperationState &>(),
+                                       std::declval<mlir::Type>(), std::declval<Args>()...))>,
+      OpTy, Args...> : std::true_type {};
+
+  /// The result type of an op whose type inference failed: its first
+  /// operand's type, or a float32 scalar tensor.
+  mlir::Type standInType(mlir::ValueRange operands) const;
+  /// Whether create built an op with a stand-in result type.
+  bool builtStandIn = false;
 };
 
 /// The name a symbolic-number argument refers to ({"as_sym_int": {"as_name":

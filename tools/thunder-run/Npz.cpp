@@ -307,16 +307,27 @@ bool thunder::npz::parseNpy(const std::string &bytes, Array &array, std::string 
             "bfloat16 / float8 bits; little-endian only)";
     return false;
   }
+  // The product of the non-zero dims must fit an int64, so that the element count (and every
+  // partial product on the way, whatever the order of the dims) does: a shape like
+  // (2**62, 4, 0) holds no data but overflows when counted from the left.
+  int64_t nonZero = 1;
+  bool hasZero = false;
+  for (int64_t dim : array.shape) {
+    if (dim == 0)
+      hasZero = true;
+    else if (__builtin_mul_overflow(nonZero, dim, &nonZero)) {
+      error = "the shape has more elements than an int64 can count";
+      return false;
+    }
+  }
   // Elements times size, checked for overflow against what the file holds.
   uint64_t available = bytes.size() - headerStart - headerSize;
-  uint64_t count = 1;
-  for (int64_t dim : array.shape)
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
-      count = UINT64_MAX;
+  uint64_t count = hasZero ? 0 : static_cast<uint64_t>(nonZero);
   uint64_t needed;
-  if (__builtin_mul_overflow(count, static_cast<uint64_t>(size), &needed) || needed > available) {
+  bool tooMany = __builtin_mul_overflow(count, static_cast<uint64_t>(size), &needed);
+  if (tooMany || needed > available) {
     error = "the data is truncated: shape needs " +
-            (count == UINT64_MAX ? std::string("too many") : std::to_string(count * size)) +
+            (tooMany ? std::string("too many") : std::to_string(needed)) +
             " bytes, the file has " + std::to_string(available);
     return false;
   }
@@ -373,6 +384,12 @@ bool thunder::npz::readNpz(const std::string &path, std::vector<NamedArray> &arr
   std::string bytes;
   if (!readFile(path, bytes, error))
     return false;
+  return parseNpz(bytes, path, arrays, error);
+}
+
+bool thunder::npz::parseNpz(const std::string &bytes, const std::string &path,
+                            std::vector<NamedArray> &arrays, std::string &error) {
+  arrays.clear();
   auto bad = [&](const std::string &why) {
     error = path + " is not a valid .npz (zip) file: " + why;
     return false;

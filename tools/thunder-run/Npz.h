@@ -42,6 +42,10 @@ std::string serializeNpy(const Array &array);
 /// Reads every array of an .npz file, in archive order.
 bool readNpz(const std::string &path, std::vector<NamedArray> &arrays, std::string &error);
 
+/// Reads every array of the .npz file contents `bytes`; `path` names the file in messages.
+bool parseNpz(const std::string &bytes, const std::string &path, std::vector<NamedArray> &arrays,
+              std::string &error);
+
 /// Writes `arrays` as an uncompressed .npz that np.load reads.
 bool writeNpz(const std::string &path, const std::vector<NamedArray> &arrays,
               std::string &error);

@@ -220,6 +220,35 @@ TEST(ImporterTest, TruncatedJsonNeverCrashes) {
   }
 }
 
+// Found by test/fuzz/ImportFuzzer.cpp: an op whose result type the dialect
+// infers was built with ODS's inferring builder, which aborts the process
+// (report_fatal_error "Failed to infer result type(s)") when the operands or
+// attributes make inference fail; here a negative convolution stride.
+TEST(ImporterTest, AnOpWhoseTypeCannotBeInferredIsAnErrorNotAnAbort) {
+  const std::string a4 =
+      R"({"dtype": 7, "sizes": [{"as_int": 1}, {"as_int": 1}, {"as_int": 4}, {"as_int": 4}], "requires_grad": false, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 16}, {"as_int": 16}, {"as_int": 4}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7})";
+  for (const char *stride : {"-1, 1", "0, 1"}) {
+    std::string json = program("torch.ops.aten.convolution.default", 8, 7, "ATEN", "",
+                               R"({"user_input": {"arg": {"as_tensor": {"name": "a"}}}},)",
+                               R"({"as_tensor": {"name": "a"}},)", ", \"a\": " + a4);
+    std::string self = R"([{"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1}])";
+    json.replace(json.find(self), self.size(),
+                 R"([{"name": "input", "arg": {"as_tensor": {"name": "a"}}, "kind": 1},
+                     {"name": "weight", "arg": {"as_tensor": {"name": "a"}}, "kind": 1},
+                     {"name": "bias", "arg": {"as_none": true}, "kind": 1},
+                     {"name": "stride", "arg": {"as_ints": [)" +
+                     std::string(stride) + R"(]}, "kind": 1},
+                     {"name": "padding", "arg": {"as_ints": [0, 0]}, "kind": 1},
+                     {"name": "dilation", "arg": {"as_ints": [1, 1]}, "kind": 1},
+                     {"name": "transposed", "arg": {"as_bool": false}, "kind": 1},
+                     {"name": "output_padding", "arg": {"as_ints": [0, 0]}, "kind": 1},
+                     {"name": "groups", "arg": {"as_int": 1}, "kind": 1}])");
+    Result r = import(json);
+    EXPECT_FALSE(r.ok) << "stride " << stride;
+    EXPECT_TRUE(contains(r.all(), "thunder.convolution")) << r.all();
+  }
+}
+
 TEST(ImporterTest, ExamineCountsOpsAndLines) {
   auto report = examineExportedProgram(
       program("torch.ops.aten.cummax.default"), "model.pt2");

@@ -191,6 +191,34 @@ TEST(RuntimeNpz, RejectsUnsupportedArrays) {
   EXPECT_EQ(values<int32_t>(array), std::vector<int32_t>{42});
 }
 
+// Found by test/fuzz/NpzFuzzer.cpp: a shape with a zero dim holds no data, so the size check
+// passed, but counting its elements from the left overflowed int64 before reaching the zero.
+TEST(RuntimeNpz, RejectsShapesWhoseElementCountOverflows) {
+  auto header = [](const std::string &dict) {
+    std::string bytes("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(dict.size());
+    bytes += '\0';
+    return bytes + dict;
+  };
+  Array array;
+  std::string error;
+  EXPECT_FALSE(parseNpy(header("{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (4611686018427387904, 2, 0), }\n"),
+                        array, error));
+  EXPECT_TRUE(contains(error, "more elements than an int64 can count")) << error;
+  EXPECT_FALSE(parseNpy(header("{'descr': '|i1', 'fortran_order': False, "
+                               "'shape': (4294967296, 4294967296), }\n"),
+                        array, error));
+  EXPECT_TRUE(contains(error, "more elements than an int64 can count")) << error;
+  // Zero-size arrays with large dims that fit are still read.
+  ASSERT_TRUE(parseNpy(header("{'descr': '<f4', 'fortran_order': False, "
+                              "'shape': (0, 4611686018427387904), }\n"),
+                       array, error))
+      << error;
+  EXPECT_EQ(array.numElements(), 0);
+  EXPECT_TRUE(array.data.empty());
+}
+
 TEST(RuntimeNpz, DTypesOfDescriptors) {
   EXPECT_EQ(dtypeForDescr("<f4", THUNDER_DTYPE_FLOAT32), THUNDER_DTYPE_FLOAT32);
   EXPECT_EQ(dtypeForDescr("<f4", THUNDER_DTYPE_INT64), THUNDER_DTYPE_FLOAT32);
