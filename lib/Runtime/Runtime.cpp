@@ -242,13 +242,14 @@ void collectSharedDims(thunder_model &model) {
     model.totalOutputRank += static_cast<size_t>(table.outputs[o].rank);
 }
 
-/// Fills the model's device description and architecture: the device's own, and for a CPU
 /// The random table of the model's chosen entry (artifact.h: the entry's name
 /// with "_random"; several entries each have their own), and the model's first
 /// seed, from std::random_device. None for a model that draws no random numbers.
 void findRandomTable(thunder_model &model) {
+  // A partition of a multi-partition library has its entries renamed "_p<i>".
+  std::string partitionEntry = "thunder_model_entry_v1_p" + std::to_string(model.partition);
   for (const char *entry : {"thunder_model_entry_v1", "thunder_model_entry_v1_cuda",
-                            "thunder_model_entry_v1_hip"}) {
+                            "thunder_model_entry_v1_hip", partitionEntry.c_str()}) {
     std::string symbol = std::string(entry) + THUNDER_MODEL_RANDOM_SUFFIX;
     auto fn = reinterpret_cast<thunder_model_random_v1_fn>(dlsym(model.handle, symbol.c_str()));
     const thunder_model_random_v1 *random = fn ? fn() : nullptr;
@@ -262,6 +263,7 @@ void findRandomTable(thunder_model &model) {
   }
 }
 
+/// Fills the model's device description and architecture: the device's own, and for a CPU
 /// model the -march its library says it was built for (THUNDER_MODEL_ARCH_SYMBOL).
 void describeDevice(thunder_model &model) {
   model.device->describe(model.deviceDescription, model.deviceArch);

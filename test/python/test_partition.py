@@ -239,6 +239,36 @@ def test_partitions_are_one_library(tmp_path):
     assert len(compiled.compiles) == 1
 
 
+class RandomParts(torch.nn.Module):
+    """Random draws in two partitions of one library (cumprod runs in PyTorch)."""
+
+    def forward(self, x):
+        a = x + torch.rand(x.shape)
+        b = torch.cumprod(a, -1)
+        return b * 2 + torch.randn_like(b)
+
+
+def test_partitions_draw_random_numbers_from_their_own_tables(tmp_path):
+    # Each partition finds its own random table (its entry renamed "_p<i>"), so every
+    # partition takes its seed from torch's generator: reproducible under manual_seed.
+    model = RandomParts()
+    x = torch.randn(3, 8)
+    compiled = thunder.compile(model, x, cache_dir=tmp_path, progress=False, dynamic=False)
+    [entry] = compiled._entries
+    assert entry.layout == "one library"
+    parts = entry.compiled_modules
+    assert len(parts) == 2
+    assert all(part.model.native.uses_random for part in parts)
+    torch.manual_seed(0)
+    first = compiled(x)
+    torch.manual_seed(0)
+    again = compiled(x)
+    torch.manual_seed(1)
+    other = compiled(x)
+    assert torch.equal(first, again)
+    assert not torch.equal(first, other)
+
+
 def test_partitions_library_from_the_cache(tmp_path):
     model = ThreeParts().eval()
     args = inputs()
