@@ -4,8 +4,9 @@
 #   tools/dev.sh setup   apt packages, .venv with the Python packages (idempotent)
 #   tools/dev.sh build   setup, then configure (once) and build with CMake + Ninja
 #   tools/dev.sh test    build, then run every test suite (lit, GoogleTest, pytest)
-#   tools/dev.sh test --sanitize  ctest and the op-level suites on an ASan + UBSan
-#                        build (build-sanitize/: compiler, runtime, model libraries)
+#   tools/dev.sh test --sanitize [pytest args]  ctest and the op-level suites on an
+#                        ASan + UBSan build (build-sanitize/: compiler, runtime, model
+#                        libraries; docs/developing.md)
 #   tools/dev.sh demo    build, then show what Thunder does today
 #   tools/dev.sh gpu-check  build, then write .gpucheck/: CUDA models and the GPU side
 #                        of the check (run there: bash .gpucheck/run.sh; docs/cuda.md)
@@ -288,7 +289,7 @@ cmd_test_sanitize() {
   done
   log "running the op suites under the sanitizers: ${SANITIZE_SUITES[*]}"
   LD_PRELOAD="$(sanitize_preload)" THUNDER_BUILD_DIR="$SANITIZE_DIR" \
-    "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}"
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}" "$@"
 }
 
 cmd_demo() {
@@ -336,7 +337,7 @@ case "${1:-}" in
   test)
     case "${2:-}" in
       "") cmd_test ;;
-      --sanitize) cmd_test_sanitize ;;
+      --sanitize) shift 2; cmd_test_sanitize "$@" ;;
       *) usage; die "unknown option for test: '$2'" ;;
     esac ;;
   demo) shift; cmd_demo "$@" ;;
