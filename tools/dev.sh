@@ -224,17 +224,31 @@ sanitize_env() {
   #   by design; LeakSanitizer would report all of them (leaks are not what this checks).
   # abort_on_error=1: a finding ends the process with SIGABRT rather than exit(1), so
   #   pytest's faulthandler prints the Python stack, naming the test that hit it.
-  # detect_odr_violation=0: ThunderSupport, a static library, is linked into both the
-  #   runtime and the Python extension; ASan would call its globals, present once in
-  #   each, a violation of the one-definition rule (each copy is private to its library).
-  export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  # log_path: each report also goes to a file (<log>.<pid>): pytest captures a test's
+  #   stderr, and a process that aborts takes what it captured with it.
+  local logs="$SANITIZE_DIR/sanitizer-logs"
+  rm -rf "$logs"
+  mkdir -p "$logs"
+  export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$logs/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   # -fno-sanitize-recover=undefined already stops at the first finding; these make it
   # print the stack and abort (as above) rather than exit(1).
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$logs/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
   local symbolizer=/usr/lib/llvm-19/bin/llvm-symbolizer
   [[ -x "$symbolizer" ]] && export ASAN_SYMBOLIZER_PATH="$symbolizer" UBSAN_SYMBOLIZER_PATH="$symbolizer"
   # Model libraries go to a cache of this build's own: they need the sanitizer runtimes.
   export THUNDER_CACHE_DIR="$SANITIZE_DIR/thunder-cache"
+}
+
+# Prints the sanitizer reports of the run, if any, and fails when there are some.
+sanitize_reports() {
+  local logs="$SANITIZE_DIR/sanitizer-logs" report found=0
+  for report in "$logs"/*; do
+    [[ -f "$report" ]] || continue
+    found=1
+    log "sanitizer report $report:"
+    cat "$report" >&2
+  done
+  return "$found"
 }
 
 # The ASan runtime the Python process must load first: python and torch are not
@@ -262,8 +276,11 @@ int signed_overflow(int n) { return n + 2147483647; }
 C
   gcc -shared -fPIC -O1 -fsanitize="$SANITIZERS" -fno-omit-frame-pointer \
     -fno-sanitize-recover=undefined "$dir/canary.c" -o "$dir/libcanary.so"
-  for kind in heap_overflow:heap-buffer-overflow signed_overflow:"signed integer overflow"; do
-    if LD_PRELOAD="$preload" "$VENV/bin/python" -c \
+  local kinds=(heap_overflow:heap-buffer-overflow)
+  [[ "$SANITIZERS" == *undefined* ]] && kinds+=(signed_overflow:"signed integer overflow")
+  for kind in "${kinds[@]}"; do
+    if ASAN_OPTIONS="$ASAN_OPTIONS:log_path=stderr" UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=stderr" \
+        LD_PRELOAD="$preload" "$VENV/bin/python" -c \
         "import ctypes, sys; ctypes.CDLL(sys.argv[1]).${kind%%:*}(4)" "$dir/libcanary.so" \
         > "$dir/${kind%%:*}.log" 2>&1; then
       die "sanitizer canary ${kind%%:*} did not abort Python: findings would go unnoticed"
@@ -280,7 +297,9 @@ cmd_test_sanitize() {
   sanitize_build
   sanitize_env
   log "running ctest on $SANITIZE_DIR (lit + GoogleTest, sanitized)"
-  ctest --test-dir "$SANITIZE_DIR" --output-on-failure -j "$JOBS"
+  ctest --test-dir "$SANITIZE_DIR" --output-on-failure -j "$JOBS" \
+    || { sanitize_reports || true; die "ctest failed under the sanitizers"; }
+  sanitize_reports || die "sanitizer findings in ctest (above)"
   sanitize_canary
   local suites=() suite
   for suite in "${SANITIZE_SUITES[@]}"; do
@@ -289,7 +308,9 @@ cmd_test_sanitize() {
   done
   log "running the op suites under the sanitizers: ${SANITIZE_SUITES[*]}"
   LD_PRELOAD="$(sanitize_preload)" THUNDER_BUILD_DIR="$SANITIZE_DIR" \
-    "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}" "$@"
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}" "$@" \
+    || { sanitize_reports || true; die "the op suites failed under the sanitizers"; }
+  sanitize_reports || die "sanitizer findings in the op suites (above)"
 }
 
 cmd_demo() {
