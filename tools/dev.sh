@@ -251,14 +251,19 @@ sanitize_reports() {
   return "$found"
 }
 
-# The ASan runtime the Python process must load first: python and torch are not
-# instrumented, so the runtime that the sanitized thunder._C needs would come too late
-# (ASan refuses to start once malloc has been called by anything else).
+# The libraries the Python process must load first: python and torch are not
+# instrumented, so the ASan runtime that the sanitized thunder._C needs would come too
+# late (ASan refuses to start once malloc has been called by anything else); and
+# libstdc++ beside it, so that ASan's __cxa_throw interceptor finds the real one when it
+# starts (python itself does not link libstdc++; without it, the first C++ exception
+# that torch throws and catches inside eager fails ASan's CHECK and aborts).
 sanitize_preload() {
-  local lib
-  lib="$(gcc -print-file-name=libasan.so)"
-  [[ -f "$lib" ]] || die "gcc's libasan.so not found (gcc -print-file-name=libasan.so: $lib)"
-  realpath "$lib"
+  local asan stdcxx
+  asan="$(gcc -print-file-name=libasan.so)"
+  stdcxx="$(gcc -print-file-name=libstdc++.so)"
+  [[ -f "$asan" ]] || die "gcc's libasan.so not found (gcc -print-file-name=libasan.so: $asan)"
+  [[ -f "$stdcxx" ]] || die "gcc's libstdc++.so not found ($stdcxx)"
+  echo "$(realpath "$asan"):$(realpath "$stdcxx")"
 }
 
 # Proves that a finding in an instrumented library that an uninstrumented Python loads
