@@ -697,10 +697,6 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
   // Kernels at the requested level; the host program (a straight line of
   // calls, run once per inference) at -O1 at most: it is most of the code.
   int kernelLevel = options.optLevel, hostLevel = std::min(options.optLevel, 1);
-  // Instrumented kernels at -O1 at most, like the rest of a sanitizer build: they
-  // build several times faster, and ASan and UBSan check the same accesses.
-  if (!sanitizerFlags().empty())
-    kernelLevel = std::min(kernelLevel, 1);
   SmallVector<std::string> variants = cpu::cpuVariants(options.cpu);
   bool multi = variants.size() > 1;
   if (!multi)
