@@ -47,3 +47,8 @@ if config.nvcc and config.cublaslt_include and config.cudnn_include:
     config.substitutions.append(("%nvcc", config.nvcc))
     config.substitutions.append(
         ("%nvidia_includes", "-I%s -I%s" % (config.cublaslt_include, config.cudnn_include)))
+
+# A sanitizer build (THUNDER_SANITIZE, tools/dev.sh test --sanitize): its model kernels
+# carry the sanitizers' checks, so tests of the vector code they compile to do not apply.
+if getattr(config, "thunder_sanitize", ""):
+    config.available_features.add("sanitize")

@@ -4,6 +4,9 @@
 #   tools/dev.sh setup   apt packages, .venv with the Python packages (idempotent)
 #   tools/dev.sh build   setup, then configure (once) and build with CMake + Ninja
 #   tools/dev.sh test    build, then run every test suite (lit, GoogleTest, pytest)
+#   tools/dev.sh test --sanitize [pytest args]  ctest and the op-level suites on an
+#                        ASan + UBSan build (build-sanitize/: compiler, runtime, model
+#                        libraries; docs/developing.md)
 #   tools/dev.sh demo    build, then show what Thunder does today
 #   tools/dev.sh gpu-check  build, then write .gpucheck/: CUDA models and the GPU side
 #                        of the check (run there: bash .gpucheck/run.sh; docs/cuda.md)
@@ -11,7 +14,9 @@
 #                        AOTInductor and ONNX Runtime (--quick for CI, --help)
 #
 # Environment: THUNDER_BUILD_DIR (default: build), THUNDER_JOBS (default: nproc),
-# THUNDER_BUILD_TYPE (default: Release).
+# THUNDER_BUILD_TYPE (default: Release); for --sanitize: THUNDER_SANITIZE_BUILD_DIR
+# (default: build-sanitize), THUNDER_SANITIZE (default: address,undefined),
+# THUNDER_SANITIZE_TARGETS (default: every target).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -171,6 +176,148 @@ cmd_test() {
   THUNDER_BUILD_DIR="$BUILD_DIR" "$VENV/bin/python" -m pytest -q "$ROOT/test/python"
 }
 
+# --- tools/dev.sh test --sanitize ---------------------------------------------------
+# gcc's AddressSanitizer and UndefinedBehaviorSanitizer over everything Thunder builds:
+# the compiler, the runtime, the tools, the unit tests, the Python extension, and (the
+# driver passes the same flags, lib/Target/CPU/CPUBackend.cpp) every model library it
+# compiles, so the generated kernels and the runtime calls they make are checked too.
+# A build of its own ($SANITIZE_DIR; instrumented code at -O1), never the CI's default
+# path. THUNDER_SANITIZE_TARGETS (a ;-list of CMake targets) instruments only those: the
+# whole compiler instrumented takes hours on two cores, e.g. the runtime side only:
+#   THUNDER_SANITIZE_TARGETS="ThunderRuntime;ThunderSupport;ThunderDriver;ThunderTarget;\
+#   ThunderTargetCPU;ThunderPipelines;ThunderPythonModule;thunder-run;ThunderRunNpz;\
+#   thunder-compile"
+SANITIZE_DIR="${THUNDER_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
+SANITIZERS="${THUNDER_SANITIZE:-address,undefined}"
+SANITIZE_TARGETS="${THUNDER_SANITIZE_TARGETS:-}"
+# The op-level suites, each of random inputs over every dtype of each op family, whose
+# models the sanitized driver compiles and the sanitized runtime runs.
+SANITIZE_SUITES=(test_ops_numerics.py test_ops_random_shapes.py test_reference_oracle.py)
+
+sanitize_build() {
+  setup_apt
+  setup_venv
+  # Not install_python_package: the venv's thunder.pth keeps naming the normal build (a
+  # sanitized thunder._C imports only into a process that preloads the ASan runtime).
+  local launcher=()
+  command -v ccache >/dev/null 2>&1 \
+    && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  log "configuring $SANITIZE_DIR (-fsanitize=$SANITIZERS on ${SANITIZE_TARGETS:-every target})"
+  # Configured every time, so THUNDER_SANITIZE(_TARGETS) take effect. Release flags, as
+  # the normal build: what is not instrumented comes from ccache. IPO off: pybind11
+  # would build the extension with -flto, slow under the sanitizers.
+  cmake -G Ninja -S "$ROOT" -B "$SANITIZE_DIR" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
+    -DTHUNDER_SANITIZE="$SANITIZERS" \
+    -DTHUNDER_SANITIZE_TARGETS="$SANITIZE_TARGETS" \
+    -DPython3_EXECUTABLE="$VENV/bin/python" \
+    -DTHUNDER_LIT="$VENV/bin/lit" \
+    ${launcher[@]+"${launcher[@]}"} >/dev/null
+  log "building $SANITIZE_DIR with $JOBS jobs"
+  CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 cmake --build "$SANITIZE_DIR" -j "$JOBS"
+}
+
+# The sanitizers' run-time options, for every process of the run.
+sanitize_env() {
+  # detect_leaks=0: Python, torch and MLIR's global registries are never freed at exit,
+  #   by design; LeakSanitizer would report all of them (leaks are not what this checks).
+  # abort_on_error=1: a finding ends the process with SIGABRT rather than exit(1), so
+  #   pytest's faulthandler prints the Python stack, naming the test that hit it.
+  # log_path: each report also goes to a file (<log>.<pid>): pytest captures a test's
+  #   stderr, and a process that aborts takes what it captured with it.
+  local logs="$SANITIZE_DIR/sanitizer-logs"
+  rm -rf "$logs"
+  mkdir -p "$logs"
+  export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$logs/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  # -fno-sanitize-recover=undefined already stops at the first finding; these make it
+  # print the stack and abort (as above) rather than exit(1).
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$logs/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  local symbolizer=/usr/lib/llvm-19/bin/llvm-symbolizer
+  [[ -x "$symbolizer" ]] && export ASAN_SYMBOLIZER_PATH="$symbolizer" UBSAN_SYMBOLIZER_PATH="$symbolizer"
+  # Model libraries go to a cache of this build's own: they need the sanitizer runtimes.
+  export THUNDER_CACHE_DIR="$SANITIZE_DIR/thunder-cache"
+}
+
+# Prints the sanitizer reports of the run, if any, and fails when there are some.
+sanitize_reports() {
+  local logs="$SANITIZE_DIR/sanitizer-logs" report found=0
+  for report in "$logs"/*; do
+    [[ -f "$report" ]] || continue
+    found=1
+    log "sanitizer report $report:"
+    cat "$report" >&2
+  done
+  return "$found"
+}
+
+# The libraries the Python process must load first: python and torch are not
+# instrumented, so the ASan runtime that the sanitized thunder._C needs would come too
+# late (ASan refuses to start once malloc has been called by anything else); and
+# libstdc++ beside it, so that ASan's __cxa_throw interceptor finds the real one when it
+# starts (python itself does not link libstdc++; without it, the first C++ exception
+# that torch throws and catches inside eager fails ASan's CHECK and aborts).
+sanitize_preload() {
+  local asan stdcxx
+  asan="$(gcc -print-file-name=libasan.so)"
+  stdcxx="$(gcc -print-file-name=libstdc++.so)"
+  [[ -f "$asan" ]] || die "gcc's libasan.so not found (gcc -print-file-name=libasan.so: $asan)"
+  [[ -f "$stdcxx" ]] || die "gcc's libstdc++.so not found ($stdcxx)"
+  echo "$(realpath "$asan"):$(realpath "$stdcxx")"
+}
+
+# Proves that a finding in an instrumented library that an uninstrumented Python loads
+# still ends the run: a heap overflow and a signed overflow, each in a tiny library built
+# with the same flags as a model library, must abort Python with their reports.
+sanitize_canary() {
+  local dir preload kind
+  dir="$SANITIZE_DIR/sanitize-canary"
+  preload="$(sanitize_preload)"
+  mkdir -p "$dir"
+  cat > "$dir/canary.c" <<'C'
+#include <stdlib.h>
+int heap_overflow(int n) { int *p = malloc(n * sizeof(int)); int v = p[n]; free(p); return v; }
+int signed_overflow(int n) { return n + 2147483647; }
+C
+  gcc -shared -fPIC -O1 -fsanitize="$SANITIZERS" -fno-omit-frame-pointer \
+    -fno-sanitize-recover=undefined "$dir/canary.c" -o "$dir/libcanary.so"
+  local kinds=(heap_overflow:heap-buffer-overflow)
+  [[ "$SANITIZERS" == *undefined* ]] && kinds+=(signed_overflow:"signed integer overflow")
+  for kind in "${kinds[@]}"; do
+    if ASAN_OPTIONS="$ASAN_OPTIONS:log_path=stderr" UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=stderr" \
+        LD_PRELOAD="$preload" "$VENV/bin/python" -c \
+        "import ctypes, sys; ctypes.CDLL(sys.argv[1]).${kind%%:*}(4)" "$dir/libcanary.so" \
+        > "$dir/${kind%%:*}.log" 2>&1; then
+      die "sanitizer canary ${kind%%:*} did not abort Python: findings would go unnoticed"
+    fi
+    grep -q "${kind#*:}" "$dir/${kind%%:*}.log" \
+      || die "sanitizer canary ${kind%%:*} aborted without its report ($dir/${kind%%:*}.log)"
+  done
+  log "sanitizer canaries: a heap overflow and a signed overflow each abort Python"
+}
+
+cmd_test_sanitize() {
+  [[ "$SANITIZERS" == *address* ]] \
+    || die "THUNDER_SANITIZE=$SANITIZERS: the --sanitize run needs address (and preloads its runtime)"
+  sanitize_build
+  sanitize_env
+  log "running ctest on $SANITIZE_DIR (lit + GoogleTest, sanitized)"
+  ctest --test-dir "$SANITIZE_DIR" --output-on-failure -j "$JOBS" \
+    || { sanitize_reports || true; die "ctest failed under the sanitizers"; }
+  sanitize_reports || die "sanitizer findings in ctest (above)"
+  sanitize_canary
+  local suites=() suite
+  for suite in "${SANITIZE_SUITES[@]}"; do
+    [[ -f "$ROOT/test/python/$suite" ]] || die "op suite test/python/$suite is missing"
+    suites+=("$ROOT/test/python/$suite")
+  done
+  log "running the op suites under the sanitizers: ${SANITIZE_SUITES[*]}"
+  LD_PRELOAD="$(sanitize_preload)" THUNDER_BUILD_DIR="$SANITIZE_DIR" \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}" "$@" \
+    || { sanitize_reports || true; die "the op suites failed under the sanitizers"; }
+  sanitize_reports || die "sanitizer findings in the op suites (above)"
+}
+
 cmd_demo() {
   cmd_build
   PYTHONPATH="$BUILD_DIR/python" "$VENV/bin/python" "$ROOT/examples/demo.py" "$@"
@@ -207,13 +354,18 @@ cmd_bench() {
 }
 
 usage() {
-  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -euo/{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 case "${1:-}" in
   setup) cmd_setup ;;
   build) cmd_build ;;
-  test) cmd_test ;;
+  test)
+    case "${2:-}" in
+      "") cmd_test ;;
+      --sanitize) shift 2; cmd_test_sanitize "$@" ;;
+      *) usage; die "unknown option for test: '$2'" ;;
+    esac ;;
   demo) shift; cmd_demo "$@" ;;
   gpu-check) shift; cmd_gpu_check "$@" ;;
   bench) shift; cmd_bench "$@" ;;

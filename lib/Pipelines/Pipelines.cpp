@@ -29,9 +29,13 @@ void ::thunder::buildThunderFusionPipeline(
   if (options.fuse) {
     // The generic reduction rule fuses these once they are primitives; sdpa
     // stays whole for the attention kernel.
+    // The options hold an ArrayRef: the names must outlive the pass's creation
+    // (a braced list assigned to it dies at the end of the statement; ASan
+    // found the pass reading the destroyed strings).
+    std::string decomposed[] = {"softmax", "log_softmax", "layer_norm", "rms_norm",
+                                "batch_norm"};
     mlir::thunder::ThunderDecomposeCompositesOptions decompose;
-    decompose.ops = {"softmax", "log_softmax", "layer_norm", "rms_norm",
-                     "batch_norm"};
+    decompose.ops = decomposed;
     fn.addPass(mlir::thunder::createThunderDecomposeComposites(decompose));
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());

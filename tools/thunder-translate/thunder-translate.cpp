@@ -19,6 +19,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <deque>
+
 using namespace llvm;
 
 static cl::OptionCategory category("thunder-translate options");
@@ -69,12 +71,18 @@ static mlir::LogicalResult print(mlir::ModuleOp module,
 
 int main(int argc, char **argv) {
   thunder::registerAllTargetBackends();
+  // The registrations keep StringRefs to their name and description: the strings
+  // live as long as main (ASan: --help read a description freed at the end of
+  // its statement).
+  std::deque<std::string> strings;
   for (const std::string &name : thunder::targetBackendNames()) {
     std::unique_ptr<thunder::TargetBackend> backend = thunder::createTargetBackend(name);
-    mlir::TranslateFromMLIRRegistration(
-        backend->translationName(),
+    const std::string &translation = strings.emplace_back(backend->translationName());
+    const std::string &description = strings.emplace_back(
         "Emit the " + name + " target's sources (" +
-            thunder::targetBackendDescription(name) + ")",
+        thunder::targetBackendDescription(name) + ")");
+    mlir::TranslateFromMLIRRegistration(
+        translation, description,
         [name](mlir::Operation *op, raw_ostream &os) -> mlir::LogicalResult {
           auto module = dyn_cast<mlir::ModuleOp>(op);
           if (!module)

@@ -668,6 +668,21 @@ FailureOr<EmittedSources> CPUBackend::emit(ModuleOp module,
 
 namespace {
 
+/// The sanitizers a THUNDER_SANITIZE build (CMakeLists.txt; tools/dev.sh
+/// test --sanitize) compiles and links each model library with, the same as
+/// its own: the kernels and the runtime calls they make are checked too, and
+/// an instrumented library needs the sanitizer runtimes the process has.
+std::vector<std::string> sanitizerFlags() {
+#ifdef THUNDER_SANITIZE
+  std::vector<std::string> flags = {"-fsanitize=" THUNDER_SANITIZE, "-fno-omit-frame-pointer"};
+  if (llvm::StringRef(THUNDER_SANITIZE).contains("undefined"))
+    flags.push_back("-fno-sanitize-recover=undefined");
+  return flags;
+#else
+  return {};
+#endif
+}
+
 /// The flags every unit of a model is compiled for `arch` with, but the
 /// optimization level. In a multi-architecture build (several --cpu), each
 /// unit is compiled once per instruction set with the support headers'
@@ -682,6 +697,7 @@ std::vector<std::string> unitFlags(const TargetOptions &options, llvm::StringRef
       // become blends (GCC does not if-convert operations that may trap).
       // Neither changes a value.
       "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-fPIC", "-fvisibility=hidden"};
+  llvm::append_range(flags, sanitizerFlags());
   if (multi) {
     std::string tag = cpu::variantTag(arch);
     flags.insert(flags.end(),
@@ -832,6 +848,7 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   cmd.argv = {"c++", "-fopenmp", "-fPIC", "-shared", "-fvisibility=hidden",
               // .incbin "weights.bin" is looked up in the build directory.
               "-Wa,-I," + dir};
+  llvm::append_range(cmd.argv, sanitizerFlags());
   SmallVector<std::string> variants = cpu::cpuVariants(options.cpu);
   if (variants.size() > 1) {
     // The dispatcher, for baseline x86-64, picks a variant at load.
