@@ -14,6 +14,7 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::thunder;
@@ -618,6 +619,31 @@ SmallVector<double> scaleFactors(NodeContext &ctx) {
   return factors;
 }
 
+/// The spatial dims an upsampling op maps: the input and the recorded result
+/// have `rank` (or, when `rank` is 0, the same rank of at least 3) and equal
+/// batch and channel sizes; every input dim is nonzero.
+LogicalResult checkUpsampleShapes(NodeContext &ctx, RankedTensorType selfType,
+                                  RankedTensorType type, int64_t rank = 0) {
+  if (selfType.getRank() != type.getRank() || selfType.getRank() < 3 ||
+      (rank && selfType.getRank() != rank))
+    return ctx.fail("upsampling needs an input of rank " +
+                    (rank ? llvm::Twine(rank) : llvm::Twine("3 to 5")) +
+                    " and a result of the same rank, got " +
+                    llvm::Twine(selfType.getRank()) + " and " + llvm::Twine(type.getRank()));
+  if (!selfType.hasStaticShape() || !type.hasStaticShape())
+    return ctx.fail("upsampling with dynamic dims is not supported");
+  for (int64_t d = 0; d < selfType.getRank(); ++d)
+    if (selfType.getDimSize(d) == 0 || (d < 2 && selfType.getDimSize(d) != type.getDimSize(d)))
+      return ctx.fail("upsampling of a " + llvm::Twine(selfType.getRank()) +
+                      "-d input whose dim " + llvm::Twine(d) +
+                      " is empty or differs from the result's");
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    if (type.getDimSize(d) > std::numeric_limits<int32_t>::max())
+      return ctx.fail("upsampling to " + llvm::Twine(type.getDimSize(d)) +
+                      " elements along a dim is not supported");
+  return success();
+}
+
 /// upsample_nearest{1,2,3}d(.vec): src = min(floor(dst * scale), in - 1), in
 /// float as PyTorch computes it.
 LogicalResult convertUpsampleNearest(NodeContext &ctx) {
@@ -626,8 +652,8 @@ LogicalResult convertUpsampleNearest(NodeContext &ctx) {
   if (failed(type) || failed(self))
     return failure();
   auto selfType = cast<RankedTensorType>(self->getType());
-  if (!selfType.hasStaticShape() || !type->hasStaticShape())
-    return ctx.fail("upsampling with dynamic dims is not supported");
+  if (failed(checkUpsampleShapes(ctx, selfType, *type)))
+    return failure();
   int64_t spatial = selfType.getRank() - 2;
   SmallVector<double> factors = scaleFactors(ctx);
   Value result = *self;
@@ -655,8 +681,8 @@ LogicalResult convertUpsampleBilinear(NodeContext &ctx) {
   if (failed(type) || failed(self) || failed(alignCorners))
     return failure();
   auto selfType = cast<RankedTensorType>(self->getType());
-  if (!selfType.hasStaticShape() || !type->hasStaticShape())
-    return ctx.fail("upsampling with dynamic dims is not supported");
+  if (failed(checkUpsampleShapes(ctx, selfType, *type, /*rank=*/4)))
+    return failure();
   if (!isa<FloatType>(selfType.getElementType()))
     return ctx.fail("bilinear upsampling needs a floating-point input");
   SmallVector<double> factors = scaleFactors(ctx);
