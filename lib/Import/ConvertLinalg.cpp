@@ -63,9 +63,13 @@ LogicalResult convertLinear(NodeContext &ctx) {
   return ctx.setResult(y);
 }
 
-/// [a, b] per spatial dim from PyTorch's symmetric padding list.
+/// [a, b] per spatial dim from PyTorch's symmetric padding list. A list of
+/// another length (a malformed program) gives a list of the wrong length,
+/// which the op's verifier reports.
 SmallVector<int64_t> symmetricPadding(ArrayRef<int64_t> padding, size_t n) {
   SmallVector<int64_t> result;
+  if (padding.size() != 1)
+    n = std::min(n, padding.size());
   for (size_t i = 0; i < n; ++i) {
     int64_t p = padding.size() == 1 ? padding[0] : padding[i];
     result.push_back(p);
