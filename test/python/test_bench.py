@@ -48,7 +48,7 @@ def assert_timed_or_failed(case: dict, name: str) -> None:
 def quick(tmp_path_factory):
     """tools/dev.sh bench --quick into a temporary results folder."""
     out = tmp_path_factory.mktemp("bench-quick")
-    result = run_bench("--quick", "--out", str(out), timeout=600)
+    result = run_bench("--quick", "--out", str(out), timeout=1200)
     assert result.returncode == 0, result.stdout + result.stderr
     return out, json.loads((out / "results.json").read_text()), result.stdout
 

@@ -109,7 +109,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--build-dir", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("THUNDER_BUILD_DIR", ROOT / "build")))
     parser.add_argument("--timeout", type=float, default=None,
-                        help="seconds one process may take (default 1800; 300 with --quick)")
+                        help="seconds one process may take (default 1800; 600 with --quick)")
     args = parser.parse_args(argv)
     quick = args.quick
     args.size = args.size or ("small" if quick else "realistic")
@@ -119,7 +119,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         1.0 if quick else 50.0)
     args.memory = (not quick) if args.memory is None else args.memory
     args.jobs = args.jobs or (2 if quick else 1)
-    args.timeout = args.timeout or (300.0 if quick else 1800.0)
+    args.timeout = args.timeout or (600.0 if quick else 1800.0)
     args.threads = args.threads or len(os.sched_getaffinity(0))
     args.models = MODELS if args.models == "all" else args.models.split(",")
     for name in args.models:
