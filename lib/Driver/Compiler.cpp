@@ -133,6 +133,48 @@ static std::string modelHeader(ModuleOp module, llvm::StringRef name) {
   return text;
 }
 
+/// Compiles the objects (in parallel, from the kernel cache where it has them)
+/// and records how many there were and how many came from the cache.
+static LogicalResult compileObjects(Location loc, const TargetBackend &target,
+                                    const std::vector<UnitCompile> &steps,
+                                    llvm::StringRef buildDir, const CompilerOptions &opts,
+                                    CompileResult &result) {
+  if (!steps.empty() && !llvm::sys::findProgramByName(steps.front().argv.front()))
+    return emitError(loc) << "the toolchain '" << steps.front().argv.front()
+                          << "' is not on PATH";
+  UnitBuildResult units = runUnitCompiles(steps, buildDir, opts.kernelCacheDir, opts.jobs);
+  if (!units.ok)
+    return emitError(loc) << "the " << target.name() << " toolchain failed " << units.error;
+  result.units = steps.size();
+  result.unitsCached = units.cached;
+  return success();
+}
+
+/// Runs one toolchain command (the link), its output logged to
+/// <buildDir>/toolchain.log, whose tail a failure reports.
+static LogicalResult runToolchain(Location loc, const TargetBackend &target,
+                                  const ToolchainCommand &cmd, llvm::StringRef buildDir) {
+  auto program = llvm::sys::findProgramByName(cmd.argv.front());
+  if (!program)
+    return emitError(loc) << "the toolchain '" << cmd.argv.front() << "' is not on PATH";
+  std::string log = (buildDir + "/toolchain.log").str();
+  std::vector<llvm::StringRef> args(cmd.argv.begin(), cmd.argv.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string errorText;
+  if (llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0, &errorText)) {
+    auto output = llvm::MemoryBuffer::getFile(log);
+    InFlightDiagnostic diag = emitError(loc)
+                              << "the " << target.name() << " toolchain failed ("
+                              << llvm::join(cmd.argv, " ") << ")"
+                              << (errorText.empty() ? "" : ": " + errorText);
+    if (output)
+      diag << "\n" << (*output)->getBuffer().take_back(4000);
+    return diag;
+  }
+  return success();
+}
+
 FailureOr<CompileResult> Compiler::compile(ModuleOp module, llvm::StringRef outputDir) {
   double before = pipelineTime;
   if (isIRPhase(opts.compileTo)) {
@@ -195,39 +237,14 @@ FailureOr<CompileResult> Compiler::build(ModuleOp module, const EmittedSources &
 
   // The objects first (in parallel, from the kernel cache where it has them).
   std::vector<UnitCompile> steps = target->compileUnits(sources, buildDir, opts.targetOptions);
-  if (!steps.empty() && !llvm::sys::findProgramByName(steps.front().argv.front()))
-    return emitError(loc) << "the toolchain '" << steps.front().argv.front()
-                          << "' is not on PATH";
-  UnitBuildResult units = runUnitCompiles(steps, buildDir, opts.kernelCacheDir, opts.jobs);
-  if (!units.ok)
-    return emitError(loc) << "the " << target->name() << " toolchain failed " << units.error;
-  result.units = steps.size();
-  result.unitsCached = units.cached;
+  if (failed(compileObjects(loc, *target, steps, buildDir, opts, result)))
+    return failure();
 
   std::string libName = "lib" + name + ".so";
   std::string builtLib = (buildDir + "/" + libName).str();
   ToolchainCommand cmd = target->link(sources, buildDir, builtLib, opts.targetOptions);
-  auto program = llvm::sys::findProgramByName(cmd.argv.front());
-  if (!program)
-    return emitError(loc) << "the toolchain '" << cmd.argv.front()
-                          << "' is not on PATH";
-  std::string log = (buildDir + "/toolchain.log").str();
-  std::vector<llvm::StringRef> args(cmd.argv.begin(), cmd.argv.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                llvm::StringRef(log)};
-  std::string errorText;
-  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0,
-                                     &errorText);
-  if (rc != 0) {
-    auto output = llvm::MemoryBuffer::getFile(log);
-    InFlightDiagnostic diag = emitError(loc)
-                              << "the " << target->name() << " toolchain failed ("
-                              << llvm::join(cmd.argv, " ") << ")"
-                              << (errorText.empty() ? "" : ": " + errorText);
-    if (output)
-      diag << "\n" << (*output)->getBuffer().take_back(4000);
-    return diag;
-  }
+  if (failed(runToolchain(loc, *target, cmd, buildDir)))
+    return failure();
 
   // Publish: header, then the artifacts, then the library, each by rename.
   result.library = (outputDir + "/" + libName).str();
@@ -354,33 +371,9 @@ FailureOr<CompileResult> Compiler::compilePartitions(llvm::ArrayRef<ModuleOp> mo
     return failure();
 
   CompileResult result;
-  if (!steps.empty() && !llvm::sys::findProgramByName(steps.front().argv.front()))
-    return emitError(loc) << "the toolchain '" << steps.front().argv.front()
-                          << "' is not on PATH";
-  UnitBuildResult units = runUnitCompiles(steps, buildDir, opts.kernelCacheDir, opts.jobs);
-  if (!units.ok)
-    return emitError(loc) << "the " << target->name() << " toolchain failed " << units.error;
-  result.units = steps.size();
-  result.unitsCached = units.cached;
-
-  auto program = llvm::sys::findProgramByName(cmd->argv.front());
-  if (!program)
-    return emitError(loc) << "the toolchain '" << cmd->argv.front() << "' is not on PATH";
-  std::string log = (buildDir + "/toolchain.log").str();
-  std::vector<llvm::StringRef> args(cmd->argv.begin(), cmd->argv.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                llvm::StringRef(log)};
-  std::string errorText;
-  if (llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0, &errorText)) {
-    auto output = llvm::MemoryBuffer::getFile(log);
-    InFlightDiagnostic diag = emitError(loc)
-                              << "the " << target->name() << " toolchain failed ("
-                              << llvm::join(cmd->argv, " ") << ")"
-                              << (errorText.empty() ? "" : ": " + errorText);
-    if (output)
-      diag << "\n" << (*output)->getBuffer().take_back(4000);
-    return diag;
-  }
+  if (mlir::failed(compileObjects(loc, *target, steps, buildDir, opts, result)) ||
+      mlir::failed(runToolchain(loc, *target, *cmd, buildDir)))
+    return failure();
 
   // Publish: partition 0's header, every partition's artifacts, then the library.
   result.library = (outputDir + "/" + libName).str();
