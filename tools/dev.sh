@@ -36,6 +36,8 @@ APT_PACKAGES=(
   clang-19 libclang-rt-19-dev
   libopenblas-dev libdnnl-dev
   ccache
+  # test/memcheck: thunder-compile under memcheck.
+  valgrind
   # The hip target: HIP device code for gfx90a/gfx942/gfx950 (clang-19 lacks
   # gfx950), the device linker, clang-offload-bundler, llvm-readelf/objdump.
   clang-22 lld-22 clang-tools-22 llvm-22
@@ -162,18 +164,23 @@ cmd_build() {
   # ccache (when configured with it) rewrites paths under the checkout to relative ones,
   # so a second checkout (a git worktree, a fresh clone) reuses this one's objects.
   CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 cmake --build "$BUILD_DIR" -j "$JOBS"
+  log "built ($((SECONDS / 60)) min $((SECONDS % 60)) s since dev.sh started)"
 }
 
 cmd_test() {
   cmd_build
   log "running ctest (lit + GoogleTest)"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+  log "ctest passed ($((SECONDS / 60)) min $((SECONDS % 60)) s since dev.sh started)"
   # The suite always has tests: an empty collection (pytest's exit status 5)
   # fails like any other failure, as does a missing suite.
   compgen -G "$ROOT/test/python/test_*.py" >/dev/null \
     || die "no Python tests in test/python"
   log "running pytest"
-  THUNDER_BUILD_DIR="$BUILD_DIR" "$VENV/bin/python" -m pytest -q "$ROOT/test/python"
+  # --durations: the slowest tests, so a CI log shows where its time went.
+  THUNDER_BUILD_DIR="$BUILD_DIR" "$VENV/bin/python" -m pytest -q --durations=15 \
+    "$ROOT/test/python"
+  log "tests passed in $((SECONDS / 60)) min $((SECONDS % 60)) s (setup and build included)"
 }
 
 # --- tools/dev.sh test --sanitize ---------------------------------------------------

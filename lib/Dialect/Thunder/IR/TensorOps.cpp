@@ -131,11 +131,12 @@ struct ExpandToBroadcast : OpRewritePattern<ExpandOp> {
     int64_t rank = op.getOperand().getType().getRank();
     int64_t offset = op.getType().getRank() - rank;
     SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(offset, offset + rank));
+    // Annotations such as thunder.dim_symbols describe the value, which is
+    // unchanged. Read them before the replacement erases `op`.
+    DictionaryAttr annotations = op->getDiscardableAttrDictionary();
     auto broadcast = rewriter.replaceOpWithNewOp<BroadcastOp>(
         op, op.getType(), op.getOperand(), dims);
-    // Annotations such as thunder.dim_symbols describe the value, which is
-    // unchanged.
-    broadcast->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    broadcast->setDiscardableAttrs(annotations);
     return success();
   }
 };

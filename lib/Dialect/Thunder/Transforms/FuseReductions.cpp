@@ -43,8 +43,11 @@ struct ThunderFuseReductions
     : mlir::thunder::impl::ThunderFuseReductionsBase<ThunderFuseReductions> {
   void runOnOperation() override {
     Block &block = getOperation().getBody().front();
+    // Ops outlined into an earlier kernel are erased: a seed is looked up
+    // here before it is dereferenced.
+    llvm::SmallPtrSet<Operation *, 32> taken;
     for (Operation *seed : unfusedOps(block, isReduction)) {
-      if (!seed->getBlock() || seed->getParentOp() != getOperation())
+      if (taken.contains(seed))
         continue; // already taken into an earlier kernel
       std::optional<RowShape> rows = rowShapeOf(seed);
       if (!rows)
@@ -78,6 +81,7 @@ struct ThunderFuseReductions
       }
       SmallVector<Operation *> ops(group.begin(), group.end());
       sortByPosition(ops, positions);
+      taken.insert(ops.begin(), ops.end());
       outlineGroup(ops, FusionKind::Reduction);
       sortBlock(block);
     }
