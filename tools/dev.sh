@@ -177,9 +177,12 @@ cmd_test() {
   compgen -G "$ROOT/test/python/test_*.py" >/dev/null \
     || die "no Python tests in test/python"
   log "running pytest"
-  # --durations: the slowest tests, so a CI log shows where its time went.
-  THUNDER_BUILD_DIR="$BUILD_DIR" "$VENV/bin/python" -m pytest -q --durations=15 \
-    "$ROOT/test/python"
+  # One worker per core (pytest-xdist), each taking whole files (--dist loadfile), so a
+  # file's module fixtures (a shared compile cache, the bench run) are built once; much of
+  # a test is single-threaded Python (export, import), so two workers finish in well under
+  # the serial time. --durations: the slowest tests, so a CI log shows where time went.
+  THUNDER_BUILD_DIR="$BUILD_DIR" "$VENV/bin/python" -m pytest -q -n "$JOBS" \
+    --dist loadfile --durations=15 "$ROOT/test/python"
   log "tests passed in $((SECONDS / 60)) min $((SECONDS % 60)) s (setup and build included)"
 }
 
