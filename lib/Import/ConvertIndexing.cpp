@@ -637,10 +637,15 @@ LogicalResult checkUpsampleShapes(NodeContext &ctx, RankedTensorType selfType,
       return ctx.fail("upsampling of a " + llvm::Twine(selfType.getRank()) +
                       "-d input whose dim " + llvm::Twine(d) +
                       " is empty or differs from the result's");
+  // Each spatial dim becomes constant tables of source indices and weights, one
+  // entry per output position: 2^24 positions (far past any image) keeps them
+  // to a few hundred MB.
+  constexpr int64_t kMaxUpsampledDim = int64_t(1) << 24;
   for (int64_t d = 2; d < type.getRank(); ++d)
-    if (type.getDimSize(d) > std::numeric_limits<int32_t>::max())
+    if (type.getDimSize(d) > kMaxUpsampledDim)
       return ctx.fail("upsampling to " + llvm::Twine(type.getDimSize(d)) +
-                      " elements along a dim is not supported");
+                      " elements along a dim is not supported (at most " +
+                      llvm::Twine(kMaxUpsampledDim) + ")");
   return success();
 }
 

@@ -3,6 +3,7 @@
 
 #include "thunder/Import/Pt2Archive.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Regex.h"
 
 using namespace thunder;
@@ -86,10 +87,20 @@ static llvm::Expected<TensorMeta> parseTensorMeta(const Object &meta,
     return error("tensor value '" + name + "' has no dtype or sizes");
   result.scalarType = *dtype;
   result.dtype = dtypeFromScalarType(*dtype);
+  // PyTorch's numel is an int64_t: a size below 0, or sizes whose product does
+  // not fit, describe no tensor (and would overflow every element count that
+  // the importer and the passes compute from the type).
+  int64_t numel = 1;
   for (const llvm::json::Value &size : *sizes) {
     std::optional<Dim> dim = parseSymInt(size);
     if (!dim)
       return error("tensor value '" + name + "' has a malformed size");
+    if (dim->size < 0)
+      return error("tensor value '" + name + "' has a negative size (" +
+                   std::to_string(dim->size) + ")");
+    if (llvm::MulOverflow(numel, dim->size, numel))
+      return error("tensor value '" + name +
+                   "' has more elements than an int64_t counts");
     result.sizes.push_back(*dim);
   }
   return result;

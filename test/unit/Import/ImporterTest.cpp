@@ -115,6 +115,35 @@ TEST(ImporterTest, RejectsAnUnsupportedDtypeNamingTheTensor) {
       << r.all();
 }
 
+/// program() with x's sizes replaced by `sizes` (y keeps [2, 3]).
+std::string programWithXSizes(const std::string &sizes) {
+  std::string json = program();
+  const std::string original = R"("sizes": [{"as_int": 2}, {"as_int": 3}])";
+  size_t at = json.find(R"("x": {"dtype")");
+  at = json.find(original, at);
+  EXPECT_NE(at, std::string::npos);
+  return json.replace(at, original.size(), R"("sizes": [)" + sizes + "]");
+}
+
+// Found by thunder-fuzz-import: a size product past int64 overflowed the
+// element counts computed from the type (UBSan: var's divisor), and a
+// negative size reached the upsampling tables as a huge count.
+TEST(ImporterTest, RejectsSizesWhoseElementCountOverflows) {
+  Result r = import(programWithXSizes(
+      R"({"as_int": 2}, {"as_int": 4611686018427387904})"));
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(contains(r.all(), "tensor value 'x' has more elements than an "
+                                "int64_t counts"))
+      << r.all();
+}
+
+TEST(ImporterTest, RejectsANegativeSize) {
+  Result r = import(programWithXSizes(R"({"as_int": 2}, {"as_int": -3})"));
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(contains(r.all(), "tensor value 'x' has a negative size (-3)"))
+      << r.all();
+}
+
 TEST(ImporterTest, ReportsEveryUnsupportedOpAtOnceWithSourceLines) {
   std::string other =
       R"({"target": "torch.ops.aten.cumprod.default", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1}],
