@@ -44,6 +44,7 @@ APT_PACKAGES=(
 )
 
 log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }
+elapsed() { echo "$((SECONDS / 60)) min $((SECONDS % 60)) s"; }
 die() { printf '\033[1;31m[dev.sh] error:\033[0m %s\n' "$*" >&2; exit 1; }
 
 missing_apt_packages() {
@@ -164,14 +165,14 @@ cmd_build() {
   # ccache (when configured with it) rewrites paths under the checkout to relative ones,
   # so a second checkout (a git worktree, a fresh clone) reuses this one's objects.
   CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 cmake --build "$BUILD_DIR" -j "$JOBS"
-  log "built ($((SECONDS / 60)) min $((SECONDS % 60)) s since dev.sh started)"
+  log "built ($(elapsed) since dev.sh started)"
 }
 
 cmd_test() {
   cmd_build
   log "running ctest (lit + GoogleTest)"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
-  log "ctest passed ($((SECONDS / 60)) min $((SECONDS % 60)) s since dev.sh started)"
+  log "ctest passed ($(elapsed) since dev.sh started)"
   # The suite always has tests: an empty collection (pytest's exit status 5)
   # fails like any other failure, as does a missing suite.
   compgen -G "$ROOT/test/python/test_*.py" >/dev/null \
@@ -183,7 +184,7 @@ cmd_test() {
   # the serial time. --durations: the slowest tests, so a CI log shows where time went.
   THUNDER_BUILD_DIR="$BUILD_DIR" "$VENV/bin/python" -m pytest -q -n "$JOBS" \
     --dist loadfile --durations=15 "$ROOT/test/python"
-  log "tests passed in $((SECONDS / 60)) min $((SECONDS % 60)) s (setup and build included)"
+  log "tests passed in $(elapsed) (setup and build included)"
 }
 
 # --- tools/dev.sh test --sanitize ---------------------------------------------------
