@@ -62,3 +62,46 @@ func.func @shared_producer(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf3
   %s = thunder.sum %e dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
   return %s, %e : tensor<4xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @channels_norm_square
+// CHECK:       %[[K:.+]] = thunder.fusion reduction {{.*}}(%arg0, %arg1, %arg2)
+// CHECK:         thunder.transpose %{{.+}}, permutation = [0, 2, 3, 1]
+// CHECK:         thunder.mean
+// CHECK:         thunder.rsqrt
+// CHECK:         %[[Y:.+]] = thunder.add
+// CHECK-NEXT:    thunder.yield %[[Y]]
+// CHECK:       %[[T:.+]] = thunder.transpose %[[K]], permutation = [0, 3, 1, 2]
+// CHECK-NEXT:  return %[[T]]
+
+// A layer norm over channels of NCHW (ConvNeXt's): the transpose into the
+// rows joins as the kernel's prologue (it reads the input); the transpose back
+// stays out, although with C = H = W its result has the rows' shape: it moves
+// elements across rows, whose means and variances the kernel holds one row at
+// a time.
+func.func @channels_norm_square(%x: tensor<2x8x8x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8x8x8xf32> {
+  %t = thunder.transpose %x, permutation = [0, 2, 3, 1] : tensor<2x8x8x8xf32> -> tensor<2x8x8x8xf32>
+  %y = thunder.layer_norm %t weight %w bias %b normalized_rank = 1 epsilon = 1.0e-06 : (tensor<2x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+  %u = thunder.transpose %y, permutation = [0, 3, 1, 2] : tensor<2x8x8x8xf32> -> tensor<2x8x8x8xf32>
+  return %u : tensor<2x8x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @row_preserving_view
+// CHECK:       %[[K:.+]] = thunder.fusion reduction
+// CHECK:         thunder.sum
+// CHECK:         %[[T:.+]] = thunder.transpose %{{.+}}, permutation = [0, 2, 1]
+// CHECK-NEXT:    thunder.yield %[[T]]
+// CHECK:       return %[[K]]
+
+// A view that keeps each element in its row (only the reduced dims permuted)
+// joins the kernel.
+func.func @row_preserving_view(%x: tensor<4x8x8xf32>) -> tensor<4x8x8xf32> {
+  %s = thunder.sum %x dims = [1, 2] keepdim : tensor<4x8x8xf32> -> tensor<4x1x1xf32>
+  %b = thunder.broadcast %s, dims = [0, 1, 2] : tensor<4x1x1xf32> -> tensor<4x8x8xf32>
+  %d = thunder.div %x, %b : tensor<4x8x8xf32>
+  %t = thunder.transpose %d, permutation = [0, 2, 1] : tensor<4x8x8xf32> -> tensor<4x8x8xf32>
+  return %t : tensor<4x8x8xf32>
+}

@@ -368,6 +368,13 @@ std::string explainBoundary(FusionOp producer, FusionOp consumer, Value value) {
                          "reduction's full rows nor a per-row value",
                          opName(def), shapeString(value.getType()))
         .str();
+  if (from == FusionKind::Reduction && reader && isPointwise(reader) &&
+      !isElementwise(reader))
+    return llvm::formatv("{0} is a view that does not keep each element in "
+                         "the reduction's row (it reads {1}): the row "
+                         "kernel's per-row values hold for one row at a time",
+                         opName(reader), shapeString(value.getType()))
+        .str();
   if (from == FusionKind::Reduction)
     return llvm::formatv("{0} iterates over a shape that is not the "
                          "reduction's rows (it reads {1})",
