@@ -2,6 +2,7 @@
 the thunder-compile CLI, and with external weights, every model matches eager."""
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import shutil
@@ -245,6 +246,71 @@ def test_dynamic_false_and_true(cache_dir):
         torch.testing.assert_close(dynamic(x), model(x))
     assert len(dynamic.compiles) == 1
     assert "x: float32[s" in dynamic.compiles[0].signature
+
+
+class ChannelsNorm(torch.nn.Module):
+    """ConvNeXt's LayerNorm over the channels of NCHW, and a normalization whose result
+    is transposed within each row (only the reduced dims swap)."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(channels, eps=1e-6)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        y = self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        z = x / x.abs().sum((2, 3), keepdim=True)
+        return y, z.transpose(2, 3)
+
+
+@pytest.mark.parametrize("hw", [8, 4], ids=["c_eq_h_eq_w", "c_ne_h"])
+def test_views_across_reduction_rows(hw, cache_dir):
+    """A row kernel holds one row's mean and variance at a time: the permute back to NCHW
+    moves elements across rows and must stay out of it. With C = H = W both sides have the
+    rows' shape, so only the permutation tells (the fusion once wrote ConvNeXt's norms
+    to the wrong positions there, static and dynamic)."""
+    model = ChannelsNorm(8).eval()
+    x = torch.randn(2, 8, hw, hw)
+    for dynamic in (False, True):
+        compiled = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False,
+                                   dynamic=dynamic, name=f"channels_norm_{hw}_{dynamic}")
+        for batch in (2, 3) if dynamic else (2,):
+            x = torch.randn(batch, 8, hw, hw)
+            assert_close_tree(compiled(x), eager(model, (x,)), 1e-5, 1e-5)
+
+
+def test_dynamic_batch_norms_are_fused(tmp_path, thunder_compile):
+    """At a dynamic batch, layer norm, softmax and log_softmax decompose and fuse into row
+    kernels as at a static one (no composite kernel left)."""
+
+    class Norms(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = torch.nn.LayerNorm(16)
+
+        def forward(self, x):
+            h = self.norm(x)
+            return torch.softmax(h, -1) + torch.log_softmax(x, -1)
+
+    model = Norms().eval()
+    x = torch.randn(4, 5, 16)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    ep = capture.decompose(capture.export_program(model, (x,), None, ({0: batch},)))
+    torch.export.save(ep, tmp_path / "norms.pt2")
+    report = subprocess.run([str(thunder_compile), str(tmp_path / "norms.pt2"),
+                             "--compile-to=plan", "--report=fusion", "-o", os.devnull],
+                            capture_output=True, text=True, check=True).stdout
+    kernels = re.findall(r"^#\d+\s+(\S+) \((\w+)\)", report, re.M)
+    assert kernels and all(kind == "reduction" for _, kind in kernels), report
+    for composite in ("layer_norm", "softmax", "log_softmax"):
+        assert not re.search(rf"ops:.*\b{composite}\b", report), report
+    compiled = thunder.compile(model, (x,), cache_dir=tmp_path / "cache", progress=False,
+                               dynamic_shapes=({0: batch},))
+    for b in (1, 4, 9):
+        x = torch.randn(b, 5, 16)
+        assert_close_tree(compiled(x), eager(model, (x,)), 1e-5, 1e-5)
 
 
 # ---------------------------------------------------------------------------------------

@@ -158,10 +158,55 @@ func.func @sdpa_masks(%q: tensor<2x3x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2
 
 // -----
 
-// Dynamic shapes are left for later: the composite stays.
-// CHECK-LABEL: func.func @dynamic_kept
-// CHECK: thunder.softmax
-func.func @dynamic_kept(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+// Dynamic dims decompose too: constants are 0-d and broadcast to the dynamic
+// shape, whose run-time sizes come from their users (ShapePlan).
+// CHECK-LABEL: func.func @dynamic_softmax
+// CHECK-NOT:  thunder.softmax
+// CHECK:      thunder.max %{{.+}} dims = [1] keepdim : tensor<?x8xf32> -> tensor<?x1xf32>
+// CHECK:      thunder.broadcast %{{.+}}, dims = [0, 1] : tensor<?x1xf32> -> tensor<?x8xf32>
+// CHECK:      thunder.sum %{{.+}} dims = [1] keepdim : tensor<?x8xf32> -> tensor<?x1xf32>
+// CHECK:      thunder.div
+func.func @dynamic_softmax(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %p = thunder.softmax %x dim = 1 : tensor<?x8xf32>
   return %p : tensor<?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_layer_norm
+// CHECK-NOT:  thunder.layer_norm
+// CHECK:      %[[EPS:.+]] = thunder.constant dense<9.99999974E-6> : tensor<f32>
+// CHECK:      thunder.mean %{{.+}} dims = [2] keepdim : tensor<?x?x8xf32> -> tensor<?x?x1xf32>
+// CHECK:      %[[SQ:.+]] = thunder.mul
+// CHECK:      %[[VAR:.+]] = thunder.mean %[[SQ]] dims = [2] keepdim : tensor<?x?x8xf32> -> tensor<?x?x1xf32>
+// CHECK:      %[[EPSB:.+]] = thunder.broadcast %[[EPS]], dims = [] : tensor<f32> -> tensor<?x?x1xf32>
+// CHECK:      thunder.add %[[VAR]], %[[EPSB]] : tensor<?x?x1xf32>
+func.func @dynamic_layer_norm(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  %y = thunder.layer_norm %x weight %w bias %b normalized_rank = 1 epsilon = 1.0e-05 : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_sdpa_causal
+// CHECK-NOT:  thunder.sdpa
+// CHECK-DAG:  thunder.iota dim = 2 : tensor<?x2x4x6xi64>
+// CHECK-DAG:  thunder.iota dim = 3 : tensor<?x2x4x6xi64>
+// CHECK-DAG:  thunder.broadcast %{{.+}}, dims = [] : tensor<f32> -> tensor<?x2x4x6xf32>
+// CHECK:      thunder.where
+// CHECK:      thunder.max %{{.+}} dims = [3] keepdim : tensor<?x2x4x6xf32> -> tensor<?x2x4x1xf32>
+// CHECK:      thunder.matmul %{{.+}}, %{{.+}} : (tensor<?x2x4x6xf32>, tensor<?x2x6x8xf32>) -> tensor<?x2x4x8xf32>
+func.func @dynamic_sdpa_causal(%q: tensor<?x2x4x8xf32>, %k: tensor<?x2x6x8xf32>, %v: tensor<?x2x6x8xf32>) -> tensor<?x2x4x8xf32> {
+  %o = thunder.sdpa %q, %k, %v causal : (tensor<?x2x4x8xf32>, tensor<?x2x6x8xf32>, tensor<?x2x6x8xf32>) -> tensor<?x2x4x8xf32>
+  return %o : tensor<?x2x4x8xf32>
+}
+
+// -----
+
+// The default scale is 1/sqrt(head dim): a dynamic head dim keeps the composite.
+// CHECK-LABEL: func.func @dynamic_head_dim_kept
+// CHECK: thunder.sdpa
+func.func @dynamic_head_dim_kept(%q: tensor<1x4x?xf32>, %k: tensor<1x6x?xf32>, %v: tensor<1x6x8xf32>) -> tensor<1x4x8xf32> {
+  %o = thunder.sdpa %q, %k, %v : (tensor<1x4x?xf32>, tensor<1x6x?xf32>, tensor<1x6x8xf32>) -> tensor<1x4x8xf32>
+  return %o : tensor<1x4x8xf32>
 }

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace mlir::thunder {
 #define GEN_PASS_DEF_THUNDERDECOMPOSECOMPOSITES
@@ -26,20 +27,29 @@ using namespace mlir::thunder;
 
 namespace {
 
-/// Builds primitive ops at one location; every helper keeps static shapes.
+/// Builds primitive ops at one location. Results have the composite's shapes,
+/// static or dynamic: a dynamic dim's run-time size is unified with the
+/// composite's input (ShapePlan), never computed here.
 class Builder {
 public:
   Builder(PatternRewriter &rewriter, Location loc)
       : b(rewriter), loc(loc) {}
 
-  /// A splat constant of `type` (a static tensor type) holding `value`.
+  /// `value` as a tensor of `type`: a splat constant, or, where `type` has
+  /// dynamic dims (an attribute holds static shapes only), a 0-d constant
+  /// broadcast to it, whose run-time sizes are its user's (ShapePlan).
   Value splat(RankedTensorType type, double value) {
     Attribute element =
         isa<FloatType>(type.getElementType())
             ? Attribute(b.getFloatAttr(type.getElementType(), value))
             : Attribute(b.getIntegerAttr(type.getElementType(),
                                          static_cast<int64_t>(value)));
-    return b.create<ConstantOp>(loc, SplatElementsAttr::get(type, element));
+    if (type.hasStaticShape())
+      return b.create<ConstantOp>(loc, SplatElementsAttr::get(type, element));
+    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    Value scalar =
+        b.create<ConstantOp>(loc, SplatElementsAttr::get(scalarType, element));
+    return b.create<BroadcastOp>(loc, type, scalar, ArrayRef<int64_t>{});
   }
 
   /// Broadcasts `value` to `type`, operand dim i going to result dim dims[i].
@@ -91,31 +101,23 @@ Type computeElementType(Type element) {
   return element;
 }
 
-bool allStatic(Operation *op) {
-  auto isStatic = [](Type t) {
-    auto shaped = dyn_cast<ShapedType>(t);
-    return !shaped || shaped.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
-
-/// Base for the composite patterns: filters by name and static shapes.
+/// Base for the composite patterns.
 template <typename OpTy>
 struct CompositePattern : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const final {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(
-          op, "dynamic shapes are not decomposed yet");
+    if (std::string why = unsupported(op); !why.empty())
+      return rewriter.notifyMatchFailure(op, why);
     Builder b(rewriter, op.getLoc());
     Value result = decompose(op, b);
     rewriter.replaceOp(op, result);
     return success();
   }
 
+  /// Why `op` stays composite; empty when it decomposes.
+  virtual std::string unsupported(OpTy) const { return {}; }
   virtual Value decompose(OpTy op, Builder &b) const = 0;
 };
 
@@ -214,6 +216,12 @@ struct DecomposeBatchNorm : CompositePattern<BatchNormOp> {
 /// iotas (key position <= query position).
 struct DecomposeAttention : CompositePattern<ScaledDotProductAttentionOp> {
   using CompositePattern::CompositePattern;
+  std::string unsupported(ScaledDotProductAttentionOp op) const override {
+    auto q = op.getQuery().getType();
+    if (!op.getScale() && q.isDynamicDim(q.getRank() - 1))
+      return "the default scale needs a static head dim";
+    return {};
+  }
   Value decompose(ScaledDotProductAttentionOp op, Builder &b) const override {
     auto q = op.getQuery().getType();
     int64_t rank = q.getRank();
