@@ -535,9 +535,17 @@ FailureOr<Value> NodeContext::sliceDim(Value value, int64_t dim, int64_t start,
     return fail("slice step must be positive, got " + llvm::Twine(step));
   SliceSpec spec(type);
   if (ShapedType::isDynamic(size)) {
-    if (start != 0 || end < kSliceToEnd / 2)
+    // The start is a constant offset of the kernels' index math; a negative
+    // one would count from the run-time size.
+    if (start < 0)
       return fail("slicing dim " + llvm::Twine(dim) +
-                      ", which is dynamic, is not supported yet");
+                  ", which is dynamic, from a negative start (" + llvm::Twine(start) +
+                  ") is not supported yet: the start would depend on the run-time size");
+    // The end stays as PyTorch gave it (negative: from the size; past the
+    // size: clamped) and is resolved at run time with the result's size
+    // (SliceOp, ShapePlan).
+    spec.start[dim] = start;
+    spec.end[dim] = end < 0 ? end : std::max(start, end);
     spec.step[dim] = step;
   } else {
     auto clamp = [size](int64_t i) {

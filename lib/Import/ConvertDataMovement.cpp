@@ -110,8 +110,18 @@ LogicalResult convertSlice(NodeContext &ctx) {
   if (failed(d))
     return failure();
   FailureOr<Value> sliced = ctx.sliceDim(*self, *d, *start, *end, *step);
-  if (failed(sliced))
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  if (failed(sliced) || failed(type))
     return failure();
+  // x[:5] on a dynamic dim that torch.export's guards keep >= 5: its size is
+  // static for torch.export and min(5, size) for the slice; a reshape (the same
+  // elements) gives it torch.export's type.
+  auto slicedType = cast<RankedTensorType>(sliced->getType());
+  if (slicedType != *type && slicedType.getRank() == type->getRank() &&
+      llvm::all_of(llvm::seq<int64_t>(0, type->getRank()), [&](int64_t i) {
+        return slicedType.isDynamicDim(i) || slicedType.getDimSize(i) == type->getDimSize(i);
+      }))
+    sliced = ctx.create<ReshapeOp>(*type, *sliced);
   return ctx.setResult(*sliced);
 }
 

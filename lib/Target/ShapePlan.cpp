@@ -147,7 +147,9 @@ LogicalResult ShapePlanBuilder::visit(Operation *op) {
         for (unsigned d = 0; d < type.getRank(); ++d) {
           if (!type.isDynamicDim(d))
             continue;
-          if (s.getStart()[d] == 0 && s.getStep()[d] == 1) {
+          bool whole = s.getStart()[d] == 0 && s.getStep()[d] == 1 &&
+                       s.getEnd()[d] == std::numeric_limits<int64_t>::max();
+          if (whole) {
             unify(s.getOperand(), d, result, d);
           } else {
             SymbolDef def{SymbolDef::Kind::Slice};
@@ -155,6 +157,7 @@ LogicalResult ShapePlanBuilder::visit(Operation *op) {
             def.dim = d;
             def.start = s.getStart()[d];
             def.step = s.getStep()[d];
+            def.end = s.getEnd()[d];
             define(result, d, def);
           }
         }

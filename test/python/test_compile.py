@@ -313,6 +313,34 @@ def test_dynamic_batch_norms_are_fused(tmp_path, thunder_compile):
         assert_close_tree(compiled(x), eager(model, (x,)), 1e-5, 1e-5)
 
 
+class DynamicSlices(torch.nn.Module):
+    def forward(self, x):
+        return (x[1:] * 2, torch.softmax(x[:, :-1], -1), (x[2::2] ** 2).sum(0),
+                x[:5] - 1, x[1:].T[:, ::3])
+
+
+def test_slices_of_a_dynamic_dim(cache_dir):
+    """Slices of dynamic dims (from a start, to an end counted from the size, strided, to a
+    fixed end that torch.export's guards keep within the size) are sized at run time."""
+    model = DynamicSlices()
+    compiled = thunder.compile(model, (torch.randn(7, 6),), cache_dir=cache_dir,
+                               progress=False, dynamic=True, name="dynamic_slices")
+    for rows, cols in ((7, 6), (9, 4), (12, 3), (6, 2)):
+        x = torch.randn(rows, cols)
+        assert_close_tree(compiled(x), model(x), 1e-5, 1e-5)
+    assert len(compiled.compiles) == 1
+
+
+def test_a_negative_start_on_a_dynamic_dim_is_refused(cache_dir):
+    class LastRows(torch.nn.Module):
+        def forward(self, x):
+            return x[-3:] * 2
+
+    with pytest.raises(thunder.ImportError, match="dynamic, from a negative start"):
+        thunder.compile(LastRows(), (torch.randn(7, 4),), cache_dir=cache_dir,
+                        progress=False, dynamic=True, fallback="error")
+
+
 # ---------------------------------------------------------------------------------------
 # Inputs the compiled model does not take
 # ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <limits>
 #include <vector>
 
 namespace thunder {
@@ -40,7 +41,8 @@ struct SymbolDef {
     NumelQuotient, ///< numel(value) / divisor (a reshape's one dynamic dim)
     Sum,           ///< sum of dims `terms` + constant (concat, pad)
     Window,        ///< window output size of dim `dim` of `value`
-    Slice,         ///< ceil((dim `dim` of `value` - start) / step)
+    Slice,         ///< ceil((end' - start) / step), at least 0, where end' is
+                   ///< `end` clamped to dim `dim` of `value` (negative: from it)
   };
   Kind kind;
   unsigned arg = 0;
@@ -52,8 +54,8 @@ struct SymbolDef {
   /// Window parameters.
   int64_t kernel = 1, stride = 1, padLo = 0, padHi = 0, dilation = 1;
   bool ceilMode = false;
-  /// Slice parameters.
-  int64_t start = 0, step = 1;
+  /// Slice parameters (`end` as in thunder.slice).
+  int64_t start = 0, step = 1, end = std::numeric_limits<int64_t>::max();
 };
 
 class ShapePlan {

@@ -13,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -195,10 +196,19 @@ void emitComputeSymbols(llvm::raw_ostream &os, const ShapePlan &plan,
          << def.stride << ", " << def.padLo << ", " << def.padHi << ", " << def.dilation
          << ", " << (def.ceilMode ? "true" : "false") << ")";
       break;
-    case SymbolDef::Kind::Slice:
-      os << "std::max<int64_t>(0, (" << dim(def.value, def.dim) << " - " << def.start
-         << " + " << def.step - 1 << ") / " << def.step << ")";
+    case SymbolDef::Kind::Slice: {
+      // The end at run time: clamped to the size, or counted from it.
+      std::string size = dim(def.value, def.dim), end;
+      if (def.end == std::numeric_limits<int64_t>::max())
+        end = size;
+      else if (def.end < 0)
+        end = "std::max<int64_t>(0, " + size + " - " + std::to_string(-def.end) + "LL)";
+      else
+        end = "std::min<int64_t>(" + size + ", " + std::to_string(def.end) + "LL)";
+      os << "std::max<int64_t>(0, (" << end << " - " << def.start << " + " << def.step - 1
+         << ") / " << def.step << ")";
       break;
+    }
     }
     os << ";\n";
   }

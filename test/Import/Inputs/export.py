@@ -66,6 +66,13 @@ class Views(nn.Module):
         return y[:, 1::2].transpose(0, 1).reshape(-1), x.unsqueeze(0).sum(dim=(1, 2))
 
 
+class DynamicSlices(nn.Module):
+    """Slices of a dynamic dim: from a start, to an end counted from the size, strided."""
+
+    def forward(self, x):
+        return x[1:] * 2, x[:-1] + 1, x[2::2] - 1
+
+
 class Gathers(nn.Module):
     def __init__(self):
         super().__init__()
@@ -131,6 +138,8 @@ GRAPHS = {
     "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),
     "views": (Views(), (torch.randn(4, 8),), None),
+    "dynamic_slices": (DynamicSlices(), (torch.randn(8, 4),),
+                       ({0: Dim("batch", min=5, max=64)},)),
     "gathers": (Gathers(), (torch.tensor([[1, 2], [3, 4]]), torch.randn(5, 3)), None),
     "attention": (Attention(), tuple(torch.randn(1, 2, 4, 8) for _ in range(3)), None),
     "unsupported": (Unsupported(), (torch.randn(2, 8),), None),

@@ -244,9 +244,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       return inferError(loc, name,
                         "expects step >= 1, got " + Twine(step[d]) +
                             " for dim " + Twine(d));
-    // slice_c3
+    // slice_c3: on a dynamic dim, a negative end counts from the size.
     int64_t size = type.getDimSize(d);
-    if (start[d] < 0 || start[d] > end[d] ||
+    bool fromEnd = ShapedType::isDynamic(size) && end[d] < 0;
+    if (start[d] < 0 || (!fromEnd && start[d] > end[d]) ||
         (!ShapedType::isDynamic(size) && end[d] > size))
       return inferError(loc, name,
                         "expects 0 <= start <= end <= size for dim " +
