@@ -752,6 +752,12 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
   // Kernels at the requested level; the host program (a straight line of
   // calls, run once per inference) at -O1 at most: it is most of the code.
   int kernelLevel = options.optLevel, hostLevel = std::min(options.optLevel, 1);
+#ifdef THUNDER_SANITIZE
+  // Instrumented kernels at -O1, as the sanitized build's own code: -O3 under
+  // ASan and UBSan makes each model's build several times slower and finds
+  // nothing more (what is checked is each access, not how it was scheduled).
+  kernelLevel = std::min(kernelLevel, 1);
+#endif
   SmallVector<std::string> variants = cpu::cpuVariants(options.cpu);
   bool multi = variants.size() > 1;
   if (!multi)
