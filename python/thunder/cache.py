@@ -136,6 +136,17 @@ def key(parts: dict) -> str:
 # The directory
 # ---------------------------------------------------------------------------------------
 
+def _fsync_tree(directory: pathlib.Path) -> None:
+    """fsync every file under directory (an entry's artifacts, before it is published)."""
+    for path in directory.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
 def _tmp_name(key: str, tag: str) -> str:
     """A directory name under tmp/ that says who made it, so that clean_stale can tell
     whether its process is still alive."""
@@ -215,6 +226,11 @@ class Cache:
             tmp.mkdir()
             try:
                 record = build(tmp)
+                # The artifacts reach the disk before entry.json says they are whole;
+                # this also leaves the library's pages clean, so a kernel that keeps
+                # its own copy of a weight can hand the file-backed one back
+                # (thunder_cpu::release_weight_pages) in this very process.
+                _fsync_tree(tmp)
                 # Written last: a directory with entry.json is complete.
                 with open(tmp / self.ENTRY_FILE, "w") as f:
                     json.dump(record, f, indent=1, sort_keys=True, default=str)

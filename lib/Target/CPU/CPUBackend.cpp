@@ -535,30 +535,38 @@ void Emitter::emitWeightsTable(llvm::raw_ostream &os) {
 /// compiled with), or the caller's memory for the weights given to
 /// create_with (thunder_model_weights_v1).
 std::string Emitter::createAndRun() {
-  std::string text = R"cpp(struct State {
+  std::string text = llvm::formatv(R"cpp(struct State {{
   void *map = nullptr;
   size_t size = 0;
-  const unsigned char *weights[kNumWeights + 1] = {};
+  const unsigned char *base = nullptr;
+  const unsigned char *weights[kNumWeights + 1] = {{};
 };
+// base: the weights' file-backed memory ({0} bytes), which kernels may
+// release once they hold their own copy (thunder_cpu::FileBackedWeights).
 int create_state(const unsigned char *base, void *map, size_t size,
-                 const void *const *provided, void **state) {
+                 const void *const *provided, void **state) {{
   auto *s = new State;
   s->map = map;
   s->size = size;
+  s->base = base;
   for (int i = 0; i < kNumWeights; ++i)
     s->weights[i] = provided && provided[i]
                         ? static_cast<const unsigned char *>(provided[i])
                         : base + kWeights[i].offset;
+  thunder_cpu::FileBackedWeights::get().add(base, {0}ULL);
   *state = s;
   return 0;
 }
-void destroy(void *state) {
+void destroy(void *state) {{
   auto *s = static_cast<State *>(state);
+  thunder_cpu::FileBackedWeights::get().remove(s->base);
   if (s->map)
     munmap(s->map, s->size);
   delete s;
 }
-)cpp";
+)cpp",
+                                    blob->size())
+                         .str();
   // A program that draws random numbers takes the model's key from the
   // runtime (thunder_model_random_v1); a plain run (a runtime that does not
   // know the table) draws with seed 0 and counts its own runs.

@@ -36,10 +36,11 @@ struct Window {
 /// (kSourceAny: measured faster than plain in/out on ResNet-18, see conv),
 /// the weights once, when they are constants (`weights_constant`: a
 /// thunder.constant, which lives as long as the model): the reordered copy is
-/// keyed by the weight pointer. Constants are the embedded blob or the
-/// mapped weights file, checked to be this model's, so a pointer reused after
-/// a model is destroyed holds the same bytes. Non-constant weights are
-/// reordered per call.
+/// keyed by the weight pointer, and the plain one's pages are released when
+/// they are the library's file-backed weights (release_weight_pages).
+/// Constants are the embedded blob or the mapped weights file, checked to be
+/// this model's, so a pointer reused after a model is destroyed holds the
+/// same bytes. Non-constant weights are reordered per call.
 namespace dnnl_conv {
 
 /// Whether the input/output take oneDNN's preferred (blocked) formats, with a
@@ -240,6 +241,10 @@ inline bool conv(const float *in, const float *w, const float *bias, float *out,
           return false;
         }
         copy = std::move(buffer);
+        // The plain filter is read only by this reorder: where it is the
+        // library's file-backed weights, its pages go back to the system
+        // (a model keeps one copy of each filter, not two).
+        release_weight_pages(w, dnnl_memory_desc_get_size(&p->wei_user));
       }
       weights = copy->p;
     }
