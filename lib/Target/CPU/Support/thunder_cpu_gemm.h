@@ -53,6 +53,13 @@ constexpr const char *kIsa = "portable";
 /// rows of packed A (MC KC floats) stream from L2.
 constexpr i64 kKC = 256;
 constexpr i64 kMC = kMR * 8;
+/// How far ahead (rows of a B panel) the microkernels prefetch B: 16 rows
+/// (4 KiB) measured 5-15% faster than 8 rows of one line at m <= 128
+/// (tools/bench/gemm_libraries.cpp, docs/performance.md).
+constexpr int kPrefetchRows = 16;
+/// At most this many column panels per tile: each tile packs its rows of A
+/// once per kc block, so wider tiles pack A fewer times.
+constexpr i64 kMaxTilePanels = 32;
 
 /// Floats of packed B for op(B) of k x n.
 inline i64 packed_b_floats(i64 k, i64 n) { return (n + kNR - 1) / kNR * kNR * k; }
@@ -152,7 +159,10 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
   }
   for (i64 p = 0; p < kc; ++p) {
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-    _mm_prefetch(reinterpret_cast<const char *>(b + 8 * kNR), _MM_HINT_T0);
+    // Both cache lines of the B row kPrefetchRows ahead (B streams from L2
+    // or L3 on the first row panel of a tile).
+    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * kNR), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * kNR + 16), _MM_HINT_T0);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       __m512 av = _mm512_set1_ps(a[i]);
@@ -195,6 +205,7 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   }
   for (i64 p = 0; p < kc; ++p) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * kNR), _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       __m256 av = _mm256_broadcast_ss(a + i);
@@ -396,11 +407,12 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
     return;
   }
   // Tiles of MC rows x NC columns, NC shrunk (down to one panel) until
-  // every thread has a few tiles.
-  i64 mc = std::min<i64>(kMC, m);
-  i64 tiles_m = (m + mc - 1) / mc;
+  // every thread has a few tiles. The row tiles are balanced (m = 128: two
+  // of 64, not 112 + 16, whose small tile runs narrow microkernels).
+  i64 tiles_m = (m + kMC - 1) / kMC;
+  i64 mc = (m + tiles_m - 1) / tiles_m;
   i64 panels = (n + kNR - 1) / kNR;
-  i64 nc_panels = std::min<i64>(panels, 16);
+  i64 nc_panels = std::min<i64>(panels, kMaxTilePanels);
   while (nc_panels > 1 && tiles_m * ((panels + nc_panels - 1) / nc_panels) < 4 * threads)
     nc_panels = (nc_panels + 1) / 2;
   i64 tiles_n = (panels + nc_panels - 1) / nc_panels;

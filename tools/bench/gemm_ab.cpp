@@ -1,0 +1,100 @@
+// A/B benchmark of two versions of Thunder's GEMM (thunder_cpu_gemm.h) in one process:
+// gemm_ab.py writes variants.h, both headers with their namespaces renamed, and builds
+// this file against it. For each shape, the variants run in alternating rounds (9 rounds,
+// each about 1 GFLOP of work per variant), B prepacked as a compiled model has it; the
+// result is GFLOP/s, median/best over the rounds, and each variant's output is checked
+// against a double-precision reference on sampled elements. On a shared or noisy
+// machine the ratio between the columns of one row is the measurement, not the numbers.
+#include "variants.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+using Run = void (*)(const float *a, const float *packed, float *c, long m, long n, long k);
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::array<long, 3>> shapes = {
+      {1024, 1024, 1024}, {1, 4096, 1024},  {8, 3072, 768},    {16, 768, 768},
+      {16, 2304, 768},    {32, 3072, 768},  {128, 768, 3072},  {128, 4096, 1024},
+      {512, 3072, 768},   {1024, 768, 768}};
+  if (argc == 4)
+    shapes = {{std::atol(argv[1]), std::atol(argv[2]), std::atol(argv[3])}};
+  const char *names[] = {
+#define V(ns) #ns,
+      VARIANTS
+#undef V
+  };
+  constexpr int kVariants = sizeof(names) / sizeof(names[0]);
+  std::printf("| m x n x k |");
+  for (const char *name : names)
+    std::printf(" %s GFLOP/s (median/best) |", name);
+  std::printf(" %s / %s |\n|---|", names[kVariants - 1], names[0]);
+  for (int v = 0; v <= kVariants; ++v)
+    std::printf("---|");
+  std::printf("\n");
+  for (auto [m, n, k] : shapes) {
+    std::mt19937 gen(0);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<float> a(m * k), w(n * k);
+    for (float &x : a) x = dist(gen);
+    for (float &x : w) x = dist(gen);
+    std::vector<std::vector<float>> packed, out(kVariants, std::vector<float>(m * n));
+    std::vector<Run> runs;
+#define V(ns)                                                                              \
+  {                                                                                        \
+    packed.emplace_back(ns::packed_b_floats(k, n));                                        \
+    ns::pack_b_full(w.data(), k, true, k, n, packed.back().data());                        \
+    runs.push_back([](const float *a, const float *p, float *c, long m, long n, long k) { \
+      ns::matmul_f32(a, nullptr, p, c, 1, m, n, k, false, true, true, ns::NoEpilogue{});   \
+    });                                                                                    \
+  }
+    VARIANTS
+#undef V
+    double flops = 2.0 * m * n * k;
+    int reps = static_cast<int>(std::clamp(1e9 / flops, 3.0, 1000.0));
+    std::vector<std::vector<double>> times(kVariants);
+    for (int v = 0; v < kVariants; ++v)
+      runs[v](a.data(), packed[v].data(), out[v].data(), m, n, k);
+    for (int round = 0; round < 9; ++round)
+      for (int v = 0; v < kVariants; ++v) {
+        double t0 = now();
+        for (int r = 0; r < reps; ++r)
+          runs[v](a.data(), packed[v].data(), out[v].data(), m, n, k);
+        times[v].push_back((now() - t0) / reps);
+      }
+    std::printf("| %ld x %ld x %ld |", m, n, k);
+    double median[kVariants];
+    for (int v = 0; v < kVariants; ++v) {
+      std::sort(times[v].begin(), times[v].end());
+      median[v] = times[v][times[v].size() / 2];
+      std::mt19937 pick(1);
+      double worst = 0;
+      for (int s = 0; s < 32; ++s) {
+        long i = pick() % m, j = pick() % n;
+        double ref = 0;
+        for (long p = 0; p < k; ++p)
+          ref += double(a[i * k + p]) * w[j * k + p];
+        worst = std::max(worst, std::abs(ref - out[v][i * n + j]) / (1 + std::abs(ref)));
+      }
+      std::printf(" %.0f / %.0f%s |", flops / median[v] / 1e9, flops / times[v][0] / 1e9,
+                  worst > 1e-4 ? " WRONG" : "");
+    }
+    std::printf(" %.2fx |\n", median[0] / median[kVariants - 1]);
+    std::fflush(stdout);
+  }
+}

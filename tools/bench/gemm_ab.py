@@ -1,0 +1,59 @@
+"""A/B benchmark of Thunder's GEMM: the working tree's thunder_cpu_gemm.h against the one at
+a git revision, in one process (gemm_ab.cpp: both headers compiled side by side under
+renamed namespaces, alternating rounds), once per instruction set. What a change to the
+microkernels or the blocking is measured with (docs/performance.md, GEMM microbenchmark):
+
+    .venv/bin/python tools/bench/gemm_ab.py [--before REV] [--march native,x86-64-v3]
+                                            [--threads N] [M N K]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm.h"
+
+
+def renamed(text: str, name: str) -> str:
+    return (text.replace("namespace thunder_gemm", f"namespace {name}")
+            .replace("thunder_gemm::", f"{name}::")
+            .replace("THUNDER_CPU_GEMM_H", f"THUNDER_GEMM_AB_{name}"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", default="HEAD", help="git revision of the baseline")
+    parser.add_argument("--march", default="native,x86-64-v3",
+                        help="comma-separated -march values, one run each")
+    parser.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS")
+    parser.add_argument("shape", nargs="*", type=int, help="M N K: only this shape")
+    args = parser.parse_args()
+    before = subprocess.run(["git", "show", f"{args.before}:{HEADER}"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    after = (ROOT / HEADER).read_text()
+    with tempfile.TemporaryDirectory(prefix="gemm-ab-") as tmp:
+        work = pathlib.Path(tmp)
+        (work / "variants.h").write_text(
+            renamed(before, "before") + "\n" + renamed(after, "after") +
+            "\n#define VARIANTS V(before) V(after)\n")
+        env = dict(os.environ)
+        if args.threads:
+            env["OMP_NUM_THREADS"] = str(args.threads)
+        for march in args.march.split(","):
+            binary = work / f"gemm_ab_{march}"
+            subprocess.run(["c++", "-std=c++17", "-O2", f"-march={march}", "-fopenmp",
+                            f"-I{work}", str(ROOT / "tools/bench/gemm_ab.cpp"), "-o",
+                            str(binary)], check=True)
+            print(f"\n-march={march}, before = {args.before}, after = the working tree\n",
+                  flush=True)
+            subprocess.run([str(binary), *map(str, args.shape)], env=env, check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
