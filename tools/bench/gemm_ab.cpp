@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -23,11 +25,22 @@ double now() {
       .count();
 }
 
-using Run = void (*)(const float *a, const float *packed, float *c, long m, long n, long k);
+using Run = void (*)(const float *a, const float *packed, const float *w, float *c, long m,
+                    long n, long k);
 
 } // namespace
 
 int main(int argc, char **argv) {
+  // --b=packed (default): B prepacked as a compiled model's weights are;
+  // --b=nt / --b=nn: B given as is ([n, k] as nn.Linear holds it, or [k, n]),
+  // packed by the GEMM per call (activations, or weights read in place).
+  std::string mode = "packed";
+  if (argc > 1 && std::strncmp(argv[1], "--b=", 4) == 0) {
+    mode = argv[1] + 4;
+    --argc;
+    ++argv;
+  }
+  static bool tb = mode != "nn", prepacked = mode == "packed";
   std::vector<std::array<long, 3>> shapes = {
       {1024, 1024, 1024}, {1, 4096, 1024},  {8, 3072, 768},    {16, 768, 768},
       {16, 2304, 768},    {32, 3072, 768},  {128, 768, 3072},  {128, 4096, 1024},
@@ -40,7 +53,7 @@ int main(int argc, char **argv) {
 #undef V
   };
   constexpr int kVariants = sizeof(names) / sizeof(names[0]);
-  std::printf("| m x n x k |");
+  std::printf("B: %s\n\n| m x n x k |", mode.c_str());
   for (const char *name : names)
     std::printf(" %s GFLOP/s (median/best) |", name);
   std::printf(" %s / %s |\n|---|", names[kVariants - 1], names[0]);
@@ -58,9 +71,11 @@ int main(int argc, char **argv) {
 #define V(ns)                                                                              \
   {                                                                                        \
     packed.emplace_back(ns::packed_b_floats(k, n));                                        \
-    ns::pack_b_full(w.data(), k, true, k, n, packed.back().data());                        \
-    runs.push_back([](const float *a, const float *p, float *c, long m, long n, long k) { \
-      ns::matmul_f32(a, nullptr, p, c, 1, m, n, k, false, true, true, ns::NoEpilogue{});   \
+    ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, packed.back().data());                \
+    runs.push_back([](const float *a, const float *p, const float *w, float *c, long m,   \
+                      long n, long k) {                                                    \
+      ns::matmul_f32(a, w, prepacked ? p : nullptr, c, 1, m, n, k, false, tb, true,       \
+                     ns::NoEpilogue{});                                                    \
     });                                                                                    \
   }
     VARIANTS
@@ -69,12 +84,12 @@ int main(int argc, char **argv) {
     int reps = static_cast<int>(std::clamp(1e9 / flops, 3.0, 1000.0));
     std::vector<std::vector<double>> times(kVariants);
     for (int v = 0; v < kVariants; ++v)
-      runs[v](a.data(), packed[v].data(), out[v].data(), m, n, k);
+      runs[v](a.data(), packed[v].data(), w.data(), out[v].data(), m, n, k);
     for (int round = 0; round < 9; ++round)
       for (int v = 0; v < kVariants; ++v) {
         double t0 = now();
         for (int r = 0; r < reps; ++r)
-          runs[v](a.data(), packed[v].data(), out[v].data(), m, n, k);
+          runs[v](a.data(), packed[v].data(), w.data(), out[v].data(), m, n, k);
         times[v].push_back((now() - t0) / reps);
       }
     std::printf("| %ld x %ld x %ld |", m, n, k);
@@ -88,7 +103,7 @@ int main(int argc, char **argv) {
         long i = pick() % m, j = pick() % n;
         double ref = 0;
         for (long p = 0; p < k; ++p)
-          ref += double(a[i * k + p]) * w[j * k + p];
+          ref += double(a[i * k + p]) * (tb ? w[j * k + p] : w[p * n + j]);
         worst = std::max(worst, std::abs(ref - out[v][i * n + j]) / (1 + std::abs(ref)));
       }
       std::printf(" %.0f / %.0f%s |", flops / median[v] / 1e9, flops / times[v][0] / 1e9,

@@ -4,7 +4,7 @@ renamed namespaces, alternating rounds), once per instruction set. What a change
 microkernels or the blocking is measured with (docs/performance.md, GEMM microbenchmark):
 
     .venv/bin/python tools/bench/gemm_ab.py [--before REV] [--march native,x86-64-v3]
-                                            [--threads N] [M N K]
+                                            [--threads N] [--b packed|nt|nn] [M N K]
 """
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ def main() -> int:
     parser.add_argument("--march", default="native,x86-64-v3",
                         help="comma-separated -march values, one run each")
     parser.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS")
+    parser.add_argument("--b", default="packed", choices=["packed", "nt", "nn"],
+                        help="B prepacked (a compiled model's weights), or given as is: "
+                             "[n, k] (nt, nn.Linear's layout) or [k, n] (nn), packed per call")
     parser.add_argument("shape", nargs="*", type=int, help="M N K: only this shape")
     args = parser.parse_args()
     before = subprocess.run(["git", "show", f"{args.before}:{HEADER}"], cwd=ROOT, check=True,
@@ -51,7 +54,8 @@ def main() -> int:
                             str(binary)], check=True)
             print(f"\n-march={march}, before = {args.before}, after = the working tree\n",
                   flush=True)
-            subprocess.run([str(binary), *map(str, args.shape)], env=env, check=True)
+            subprocess.run([str(binary), f"--b={args.b}", *map(str, args.shape)], env=env,
+                           check=True)
     return 0
 
 

@@ -60,9 +60,46 @@ constexpr int kPrefetchRows = 16;
 /// At most this many column panels per tile: each tile packs its rows of A
 /// once per kc block, so wider tiles pack A fewer times.
 constexpr i64 kMaxTilePanels = 32;
+/// At most this many column panels per tile when the tile packs B itself
+/// (kKC x 16 x kNR floats: 512 KiB, in L2 while the row blocks run over it).
+constexpr i64 kMaxPackedPanels = 16;
+/// Up to this many rows of A, a row-major B that was not packed at compile
+/// time is read in place (measured: 1.3-1.5x packing it per call at m <= 4;
+/// from m = 8 its strided rows cost more than the packing).
+constexpr i64 kInPlaceRows = 4;
 
 /// Floats of packed B for op(B) of k x n.
 inline i64 packed_b_floats(i64 k, i64 n) { return (n + kNR - 1) / kNR * kNR * k; }
+
+#if defined(__AVX2__)
+/// out[i * ldo + j] = in[j * ldi + i] for an 8 x 8 block.
+inline void transpose8(const float *in, i64 ldi, float *out, i64 ldo) {
+  __m256 r0 = _mm256_loadu_ps(in), r1 = _mm256_loadu_ps(in + ldi),
+         r2 = _mm256_loadu_ps(in + 2 * ldi), r3 = _mm256_loadu_ps(in + 3 * ldi),
+         r4 = _mm256_loadu_ps(in + 4 * ldi), r5 = _mm256_loadu_ps(in + 5 * ldi),
+         r6 = _mm256_loadu_ps(in + 6 * ldi), r7 = _mm256_loadu_ps(in + 7 * ldi);
+  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+         t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+         t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+         t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+         u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+         u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+         u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+         u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)),
+         u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
+         u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)),
+         u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(out + ldo, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(out + 2 * ldo, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(out + 3 * ldo, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(out + 4 * ldo, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(out + 5 * ldo, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(out + 6 * ldo, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(out + 7 * ldo, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
 
 /// Packs op(B) (B is [k, n] row-major with ldb, or [n, k] when tb) columns
 /// [c0, c1) and rows [p0, p0 + kc) into panels of kNR with panel stride
@@ -70,22 +107,46 @@ inline i64 packed_b_floats(i64 k, i64 n) { return (n + kNR - 1) / kNR * kNR * k;
 /// block) starting at `out` (the panel of c0, which must be a multiple of kNR).
 inline void pack_b(const float *b, i64 ldb, bool tb, i64 p0, i64 kc, i64 c0, i64 c1,
                    float *out, i64 panel_stride) {
+  if (!tb) {
+    // Row by row: each row's columns [c0, c1) are one contiguous read.
+    for (i64 p = 0; p < kc; ++p) {
+      const float *src = b + (p0 + p) * ldb;
+      for (i64 q0 = c0; q0 < c1; q0 += kNR) {
+        float *d = out + (q0 - c0) / kNR * panel_stride + p * kNR;
+        i64 w = std::min<i64>(kNR, c1 - q0);
+        if (w == kNR) {
+          std::memcpy(d, src + q0, sizeof(float) * kNR);
+        } else {
+          for (i64 j = 0; j < w; ++j)
+            d[j] = src[q0 + j];
+          for (i64 j = w; j < kNR; ++j)
+            d[j] = 0.0f;
+        }
+      }
+    }
+    return;
+  }
   for (i64 q0 = c0; q0 < c1; q0 += kNR) {
     float *dst = out + (q0 - c0) / kNR * panel_stride;
     i64 w = std::min<i64>(kNR, c1 - q0);
-    if (!tb) {
-      for (i64 p = 0; p < kc; ++p) {
-        const float *src = b + (p0 + p) * ldb + q0;
-        float *d = dst + p * kNR;
-        for (i64 j = 0; j < w; ++j)
-          d[j] = src[j];
-        for (i64 j = w; j < kNR; ++j)
-          d[j] = 0.0f;
-      }
-    } else {
+    {
       if (w < kNR)
         std::memset(dst, 0, sizeof(float) * kNR * kc);
-      for (i64 j = 0; j < w; ++j) {
+      i64 j = 0;
+#if defined(__AVX2__)
+      // 8 x 8 blocks transposed in registers (a scalar loop stores each
+      // element to its own cache line: 3-5x slower).
+      for (; j + 8 <= w; j += 8) {
+        const float *src = b + (q0 + j) * ldb + p0;
+        i64 p = 0;
+        for (; p + 8 <= kc; p += 8)
+          transpose8(src + p, ldb, dst + p * kNR + j, kNR);
+        for (; p < kc; ++p)
+          for (int jj = 0; jj < 8; ++jj)
+            dst[p * kNR + j + jj] = src[jj * ldb + p];
+      }
+#endif
+      for (; j < w; ++j) {
         const float *src = b + (q0 + j) * ldb + p0;
         for (i64 p = 0; p < kc; ++p)
           dst[p * kNR + j] = src[p];
@@ -144,12 +205,14 @@ inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64
 //===--------------------------------------------------------------------===//
 // Microkernels: c[MR x nv] (=|+=) a_panel @ b_panel over kc.
 // `first`: the first kc-block, which writes acc + beta * c (beta 0: acc);
-// later blocks add. nv: valid columns (the rest are padding).
+// later blocks add. nv: valid columns (the rest are padding). bs: floats
+// between B rows (kNR in a packed panel; ldb for a row-major B read in
+// place, whose panel then has all kNR columns).
 //===--------------------------------------------------------------------===//
 
 #if defined(__AVX512F__)
 template <int MR>
-inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b,
+inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
@@ -161,8 +224,8 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
     // Both cache lines of the B row kPrefetchRows ahead (B streams from L2
     // or L3 on the first row panel of a tile).
-    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * kNR), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * kNR + 16), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       __m512 av = _mm512_set1_ps(a[i]);
@@ -170,7 +233,7 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
       acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
     }
     a += MR;
-    b += kNR;
+    b += bs;
   }
   __mmask16 m0 = nv >= 16 ? __mmask16(0xffff) : __mmask16((1u << nv) - 1);
   __mmask16 m1 = nv >= 32 ? __mmask16(0xffff)
@@ -195,7 +258,7 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 #elif defined(__AVX2__) && defined(__FMA__)
 /// MR x 16 (two ymm per row) over one half of a 32-wide panel.
 template <int MR>
-inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict b,
+inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                       float *__restrict c, i64 ldc, int nv, bool first, float beta) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
@@ -205,7 +268,7 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   }
   for (i64 p = 0; p < kc; ++p) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * kNR), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       __m256 av = _mm256_broadcast_ss(a + i);
@@ -213,7 +276,7 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
       acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
     }
     a += MR;
-    b += kNR;
+    b += bs;
   }
   if (nv >= 16) {
 #pragma GCC unroll 8
@@ -249,15 +312,15 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
 }
 
 template <int MR>
-inline void ukernel(i64 kc, const float *a, const float *b, float *c, i64 ldc, int nv,
-                    bool first, float beta) {
-  ukernel16<MR>(kc, a, b, c, ldc, std::min(nv, 16), first, beta);
+inline void ukernel(i64 kc, const float *a, const float *b, i64 bs, float *c, i64 ldc,
+                    int nv, bool first, float beta) {
+  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta);
   if (nv > 16)
-    ukernel16<MR>(kc, a, b + 16, c + 16, ldc, nv - 16, first, beta);
+    ukernel16<MR>(kc, a, b + 16, bs, c + 16, ldc, nv - 16, first, beta);
 }
 #else
 template <int MR>
-inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b,
+inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta) {
   float acc[MR][kNR] = {};
   for (i64 p = 0; p < kc; ++p) {
@@ -268,7 +331,7 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
         acc[i][j] += av * b[j];
     }
     a += MR;
-    b += kNR;
+    b += bs;
   }
   for (int i = 0; i < MR; ++i) {
     float *row = c + i * ldc;
@@ -280,13 +343,13 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 #endif
 
 /// The microkernel for `mr` rows (1..kMR).
-inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, float *c,
+inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs, float *c,
                          i64 ldc, int nv, bool first, float beta) {
   switch (mr) {
 #define THUNDER_GEMM_CASE(R)                                                          \
   case R:                                                                             \
     if constexpr (R <= kMR)                                                           \
-      ukernel<R>(kc, a, b, c, ldc, nv, first, beta);                                  \
+      ukernel<R>(kc, a, b, bs, c, ldc, nv, first, beta);                              \
     return;
     THUNDER_GEMM_CASE(1)
     THUNDER_GEMM_CASE(2)
@@ -406,16 +469,35 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
     epi(0, m, 0, n);
     return;
   }
-  // Tiles of MC rows x NC columns, NC shrunk (down to one panel) until
-  // every thread has a few tiles. The row tiles are balanced (m = 128: two
-  // of 64, not 112 + 16, whose small tile runs narrow microkernels).
-  i64 tiles_m = (m + kMC - 1) / kMC;
-  i64 mc = (m + tiles_m - 1) / tiles_m;
+  // Row blocks of at most kMC rows, balanced (m = 128: two of 64, not
+  // 112 + 16, whose small block runs narrow microkernels); tiles of row
+  // blocks x NC columns, NC shrunk (down to one panel) until every thread
+  // has a few tiles.
+  i64 row_blocks = (m + kMC - 1) / kMC;
+  i64 mc = (m + row_blocks - 1) / row_blocks;
   i64 panels = (n + kNR - 1) / kNR;
-  i64 nc_panels = std::min<i64>(panels, kMaxTilePanels);
-  while (nc_panels > 1 && tiles_m * ((panels + nc_panels - 1) / nc_panels) < 4 * threads)
-    nc_panels = (nc_panels + 1) / 2;
-  i64 tiles_n = (panels + nc_panels - 1) / nc_panels;
+  // B not packed at compile time: a row-major B feeding a few rows is read
+  // in place (each element is used once per kc block, from registers:
+  // packing would only copy it); otherwise each tile packs its block of B
+  // once per kc block and runs all its row blocks over it, so a tile spans
+  // every row block unless that leaves too few tiles.
+  const bool in_place = !packed && !tb && m <= kInPlaceRows;
+  const bool pack_here = !packed && !in_place;
+  i64 tiles_m = pack_here ? 1 : row_blocks;
+  i64 nc_panels = std::min<i64>(panels, pack_here ? kMaxPackedPanels : kMaxTilePanels);
+  auto tiles_n_of = [&](i64 nc) { return (panels + nc - 1) / nc; };
+  while (nc_panels > 1 && tiles_m * tiles_n_of(nc_panels) < 4 * threads) {
+    // Packing B here, tiles stay at least half as wide (each packs its A
+    // once per kc block: narrow tiles pack A for few columns) while there
+    // are row blocks to split instead.
+    if (pack_here && nc_panels <= kMaxPackedPanels / 2 && tiles_m < row_blocks)
+      tiles_m = std::min(row_blocks, tiles_m * 2);
+    else
+      nc_panels = (nc_panels + 1) / 2;
+  }
+  i64 tiles_n = tiles_n_of(nc_panels);
+  i64 blocks_per_tile = (row_blocks + tiles_m - 1) / tiles_m;
+  tiles_m = (row_blocks + blocks_per_tile - 1) / blocks_per_tile;
   i64 tiles = tiles_m * tiles_n;
   int nt = static_cast<int>(std::min<i64>(threads, tiles));
   // Work per tile below this runs on one thread.
@@ -424,30 +506,47 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   for (i64 t = 0; t < tiles; ++t) {
     // n-major tile order: neighbours share the B panels.
     i64 tn = t / tiles_m, tm = t % tiles_m;
-    i64 r0 = tm * mc, r1 = std::min(m, r0 + mc);
+    i64 rows0 = tm * blocks_per_tile * mc, rows1 = std::min(m, rows0 + blocks_per_tile * mc);
     i64 q0 = tn * nc_panels, q1 = std::min(panels, q0 + nc_panels);
     i64 c0 = q0 * kNR, c1 = std::min(n, q1 * kNR);
+    // In place, a last panel narrower than kNR is packed (zero-padded).
+    const bool pack_last = in_place && c1 - (q1 - 1) * kNR < kNR;
     i64 kcmax = std::min(kKC, k);
-    const int mrp = panel_rows(r1 - r0);
     float *ap = thread_buffer(0, static_cast<size_t>(kMC * kcmax));
-    float *bp = packed ? nullptr
-                       : thread_buffer(1, static_cast<size_t>(nc_panels * kNR * kcmax));
+    float *bp = pack_here || pack_last
+                    ? thread_buffer(1, static_cast<size_t>(nc_panels * kNR * kcmax))
+                    : nullptr;
     for (i64 p0 = 0; p0 < k; p0 += kKC) {
       i64 kc = std::min(kKC, k - p0);
       bool first = p0 == 0, last = p0 + kc >= k;
-      pack_a(a, lda, ta, r0, r1 - r0, p0, kc, mrp, ap);
-      if (!packed)
+      if (pack_here)
         pack_b(b, ldb, tb, p0, kc, c0, c1, bp, kc * kNR);
-      for (i64 q = q0; q < q1; ++q) {
-        const float *bq = packed ? packed + (q * k + p0) * kNR : bp + (q - q0) * kc * kNR;
-        i64 j0 = q * kNR;
-        int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
-        for (i64 i0 = r0; i0 < r1; i0 += mrp) {
-          int mr = static_cast<int>(std::min<i64>(mrp, r1 - i0));
-          ukernel_rows(mr, kc, ap + (i0 - r0) * kc, bq, c + i0 * ldc + j0, ldc, nv, first,
-                       beta);
-          if (last)
-            epi(i0, i0 + mr, j0, j0 + nv);
+      else if (pack_last)
+        pack_b(b, ldb, tb, p0, kc, (q1 - 1) * kNR, c1, bp, kc * kNR);
+      for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
+        i64 r1 = std::min(rows1, r0 + mc);
+        const int mrp = panel_rows(r1 - r0);
+        pack_a(a, lda, ta, r0, r1 - r0, p0, kc, mrp, ap);
+        for (i64 q = q0; q < q1; ++q) {
+          i64 j0 = q * kNR;
+          const float *bq;
+          i64 bs = kNR;
+          if (packed)
+            bq = packed + (q * k + p0) * kNR;
+          else if (pack_here)
+            bq = bp + (q - q0) * kc * kNR;
+          else if (pack_last && q == q1 - 1)
+            bq = bp;
+          else
+            bq = b + p0 * ldb + j0, bs = ldb;
+          int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
+          for (i64 i0 = r0; i0 < r1; i0 += mrp) {
+            int mr = static_cast<int>(std::min<i64>(mrp, r1 - i0));
+            ukernel_rows(mr, kc, ap + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc, nv,
+                         first, beta);
+            if (last)
+              epi(i0, i0 + mr, j0, j0 + nv);
+          }
         }
       }
     }
