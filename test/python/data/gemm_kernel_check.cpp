@@ -127,11 +127,12 @@ int main() {
   for (int epi = 0; epi < 10; ++epi)
     check(300, 70, 600, epi & 1, epi & 2, epi & 4, epi, epi == 3 ? 1.0f : 0.0f, 2);
   check(1, 4100, 300, false, true, true, 1, 0.0f, 2);
-  // B read in place (row-major, unpacked, a few rows of A), with a narrow
-  // last panel; and unpacked B packed per tile over several row blocks
+  // B read in place by a few rows of A (row-major: the microkernels with a
+  // narrow last panel; [n, k]: dot products, n not a multiple of 4); and unpacked B packed per tile over several row blocks
   // (tiles spanning 2+ blocks on one thread, one block each on two).
-  for (i64 m : {2, 3, 4})
-    check(m, 100, 300, false, false, false, m + 3, m == 3 ? 0.5f : 0.0f, 2);
+  for (i64 m : {2, 3, 4, 6, 8})
+    for (bool tb : {false, true})
+      check(m, 100 + tb * 3, 300, false, tb, false, m + 3 + tb, m == 3 ? 0.5f : 0.0f, 2);
   for (int threads : {1, 2})
     for (bool tb : {false, true})
       check(700, 200, 300, false, tb, false, tb ? 2 : 7, threads == 1 ? 0.5f : 0.0f,
