@@ -181,7 +181,7 @@ public:
                    bool externalWeights, bool sourceOnly, int optLevel,
                    bool keepBuildDir, bool decomposeComposites, bool fuse,
                    const std::string &cudaArch, const std::string &arch,
-                   const std::string &kernelCache, unsigned jobs) {
+                   const std::string &kernelCache, unsigned jobs, bool packWeights) {
     thunder::CompilerOptions options;
     options.kernelCacheDir = kernelCache;
     options.jobs = jobs;
@@ -195,6 +195,7 @@ public:
     options.targetOptions.arch = arch.empty() ? cudaArch : arch;
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
+    options.targetOptions.packWeights = packWeights;
     options.keepBuildDir = keepBuildDir;
     thunder::Compiler compiler = makeCompiler(options);
 
@@ -242,7 +243,8 @@ public:
                                     const std::string &name, const std::string &cpu,
                                     bool externalWeights, int optLevel, bool keepBuildDir,
                                     bool fuse, const std::string &arch,
-                                    const std::string &kernelCache, unsigned jobs) {
+                                    const std::string &kernelCache, unsigned jobs,
+                                    bool packWeights) {
     thunder::CompilerOptions options;
     options.kernelCacheDir = kernelCache;
     options.jobs = jobs;
@@ -254,6 +256,7 @@ public:
     options.targetOptions.arch = arch;
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
+    options.targetOptions.packWeights = packWeights;
     options.keepBuildDir = keepBuildDir;
     thunder::Compiler compiler = makeCompiler(options);
     for (Module *module : modules)
@@ -733,7 +736,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("keep_build_dir") = false,
            py::arg("decompose_composites") = false, py::arg("fuse") = true,
            py::arg("cuda_arch") = "", py::arg("arch") = "",
-           py::arg("kernel_cache") = "", py::arg("jobs") = 0,
+           py::arg("kernel_cache") = "", py::arg("jobs") = 0, py::arg("pack_weights") = true,
            "Compiles the module into output_dir as thunder-compile does (on a "
            "copy: the target's pipeline from the phase the module is at: the "
            "graph pipeline unless run_graph_pipeline ran, the "
@@ -747,7 +750,9 @@ PYBIND11_MODULE(_C, m) {
            "'artifacts', 'seconds': {'graph', 'build'}, 'units', 'units_cached'}. "
            "kernel_cache: a directory where compiled kernel objects are kept by content "
            "and reused (empty: none); jobs: compiler processes at once (0: the cores). "
-           "Raises CompileError "
+           "pack_weights (cpu): fp32 weights that only feed GEMMs stored packed (fastest); "
+           "False keeps them as given, so a library loaded with the module's tensors "
+           "reads them in place. Raises CompileError "
            "with every diagnostic, the toolchain's output included.");
 
   m.def("compile_partitions", &Module::compilePartitions, py::arg("modules"),
@@ -755,6 +760,7 @@ PYBIND11_MODULE(_C, m) {
         py::arg("cpu") = "native", py::arg("external_weights") = false,
         py::arg("opt_level") = 2, py::arg("keep_build_dir") = false, py::arg("fuse") = true,
         py::arg("arch") = "", py::arg("kernel_cache") = "", py::arg("jobs") = 0,
+        py::arg("pack_weights") = true,
         "Compiles several Modules (the partitions of one model) into ONE libNAME.so in "
         "output_dir: partition i is the model NAME_p<i>, reachable through the library's "
         "partition index (LoadedModel(path, weights, partition=i)); its ordinary entry is "

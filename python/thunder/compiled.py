@@ -450,7 +450,8 @@ class CompiledModule:
                  dynamic_shapes: Any, cache_dir, cpu: str, external_weights: bool,
                  progress: bool, name: str | None, recompile: bool, opt_level: int,
                  cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = "",
-                 keep_module: bool = True, fallback: str = "error"):
+                 keep_module: bool = True, fallback: str = "error",
+                 pack_weights: bool | None = None):
         if fallback not in partition.FALLBACK_MODES:
             raise ValueError(f"fallback must be one of {partition.FALLBACK_MODES}, got "
                              f"{fallback!r}")
@@ -473,6 +474,9 @@ class CompiledModule:
         self._cache = Cache(cache_dir)
         self._cpu = cpu
         self._external_weights = external_weights
+        # Packed GEMM weights are a second copy beside the module's tensors, which the
+        # library otherwise reads in place: off unless asked for (compile's docstring).
+        self._pack_weights = bool(pack_weights)
         self._progress = progress
         self._name = name or _sanitize(capture.source_name(model))
         self._recompile = recompile
@@ -749,6 +753,8 @@ class CompiledModule:
         signature = _signature_text(ep)
         options = {"cpu": self._cpu, "external_weights": self._external_weights,
                    "opt_level": self._opt_level, "name": self._name}
+        if self._target == "cpu":
+            options["pack_weights"] = self._pack_weights
         if not self._fuse:
             options["fuse"] = False
         if self._target == "cuda":
@@ -801,7 +807,8 @@ class CompiledModule:
                                         external_weights=self._external_weights,
                                         opt_level=self._opt_level,
                                         arch=self._arch, fuse=self._fuse,
-                                        kernel_cache=str(self._cache.kernels))
+                                        kernel_cache=str(self._cache.kernels),
+                                        pack_weights=self._pack_weights)
                 seconds["graph"] = result["seconds"]["graph"]
                 seconds["build"] = result["seconds"]["build"]
                 progress.phase("built", seconds["graph"] + seconds["build"])
@@ -847,7 +854,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             name: str | None = None, recompile: bool | None = None,
             opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a",
             fuse: bool = True, arch: str = "", keep_module: bool = True,
-            fallback: str = "eager") -> CompiledModule:
+            fallback: str = "eager", pack_weights: bool | None = None) -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -904,6 +911,10 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     keep_module=False: the CompiledModule lets go of the module after its first compile
     (it can then not compile other signatures), keeping only the tensors the library
     reads; drop your own reference too and the weights it does not read are freed.
+    pack_weights=True (cpu): fp32 weights that only feed matrix products are stored in
+    the GEMM's packed layout, as thunder-compile does by default: faster GEMMs at 8 to
+    ~256 rows (docs/performance.md), at the cost of a packed copy beside the module's
+    tensors. The default (None, False) reads them in place: no second copy.
 
     Calls: `cm(x, out=y)` writes the outputs into the caller's tensors (one tensor, or a
     sequence in the model's output order, contiguous, with the outputs' dtypes and
@@ -935,7 +946,8 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
                               external_weights=external_weights, progress=progress, name=name,
                               recompile=recompile, opt_level=opt_level,
                               cuda_arch=cuda_arch, fuse=fuse, arch=arch,
-                              keep_module=keep_module, fallback=fallback)
+                              keep_module=keep_module, fallback=fallback,
+                              pack_weights=pack_weights)
     if eager:
         args = tuple(example_inputs or ())
         kwargs = dict(example_kwargs or {})

@@ -512,7 +512,8 @@ class FallbackEntry:
         cache = Cache(options["cache_dir"])
         compile_options = {"cpu": options["cpu"], "external_weights": options["external_weights"],
                            "opt_level": options["opt_level"], "name": options["name"],
-                           "fuse": options["fuse"], "arch": options["arch"] or ""}
+                           "fuse": options["fuse"], "arch": options["arch"] or "",
+                           "pack_weights": options["pack_weights"]}
         key = cache_key({"compiler": _compiler_fingerprint(), "layout": "partitions",
                          "programs": [program_digest(p.program) for p in parts],
                          "signatures": [p.signature for p in parts],
@@ -534,7 +535,8 @@ class FallbackEntry:
                         name=options["name"], cpu=options["cpu"],
                         external_weights=options["external_weights"],
                         opt_level=options["opt_level"], fuse=options["fuse"],
-                        arch=options["arch"] or "", kernel_cache=str(cache.kernels))
+                        arch=options["arch"] or "", kernel_cache=str(cache.kernels),
+                        pack_weights=options["pack_weights"])
                 except _C.CompileError as error:
                     match = re.match(r"partition ([0-9]+): ", str(error))
                     if match and int(match.group(1)) < len(parts):
@@ -586,7 +588,8 @@ class FallbackEntry:
                 dynamic=False, cache_dir=options["cache_dir"], cpu=options["cpu"],
                 external_weights=options["external_weights"], progress=False,
                 name=f"{options['name']}_p{step.index}", opt_level=options["opt_level"],
-                fuse=options["fuse"], arch=options["arch"])
+                fuse=options["fuse"], arch=options["arch"],
+                pack_weights=options["pack_weights"])
         except (_C.ImportError, _C.CompileError) as error:
             # An op the name check let through but the importer or a pipeline refused
             # (a dtype it does not take, say): the partition runs eagerly instead.
@@ -684,7 +687,7 @@ def fallback_entry(cm: Any, args: tuple, kwargs: dict, error: Exception):
     options = {"target": cm._target, "cache_dir": cm._cache.root, "cpu": cm._cpu,
                "external_weights": cm._external_weights, "name": cm._name,
                "opt_level": cm._opt_level, "fuse": cm._fuse, "arch": cm._arch,
-               "signature": _signature_text(ep)}
+               "pack_weights": cm._pack_weights, "signature": _signature_text(ep)}
     entry = FallbackEntry(ep, partition_plan, flat, options, CompileRecord)
     cm._entries.append(entry)
     cm.compiles.append(entry.record)

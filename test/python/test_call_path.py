@@ -107,10 +107,22 @@ def test_weights_are_read_in_place(cache_dir):
     model = _model()
     cm = thunder.compile(model, (torch.randn(4, 8),), cache_dir=cache_dir, progress=False)
     loaded = cm._entries[0].model
-    # fc1/fc2 biases: no copy of their own. Their weights are read packed for Thunder's
-    # GEMM (32-column panels made at compile time), a copy the library holds.
-    assert loaded.provided_weights == 2
+    # fc1/fc2 weights and biases: no copy of their own (the GEMMs read the weights as
+    # nn.Linear holds them).
+    assert loaded.provided_weights == 4
+    for x in (torch.randn(4, 8), torch.randn(1, 8), torch.randn(33, 8)):
+        torch.testing.assert_close(cm(x), model(x).detach())
+
+
+def test_packed_weights_are_a_copy_the_library_holds(cache_dir):
+    model = _model()
     x = torch.randn(4, 8)
+    cm = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False,
+                         pack_weights=True)
+    # The biases are read in place; the weights are packed for Thunder's GEMM
+    # (32-column panels made at compile time), a copy the library holds.
+    assert cm._entries[0].model.provided_weights == 2
+    assert cm.compiles[0].source == "compiled"  # not the unpacked library's cache entry
     torch.testing.assert_close(cm(x), model(x).detach())
 
 
@@ -138,7 +150,7 @@ def test_external_weights_are_read_in_place(tmp_path):
     x = torch.randn(4, 8)
     cm = thunder.compile(model, (x,), cache_dir=tmp_path, progress=False,
                          external_weights=True)
-    assert cm._entries[0].model.provided_weights == 2  # the biases (weights: packed)
+    assert cm._entries[0].model.provided_weights == 4
     torch.testing.assert_close(cm(x), model(x).detach())
     # The library alone (deployment) reads its own copy.
     alone = thunder.load(cm.compiles[0].path)

@@ -98,6 +98,14 @@ static cl::opt<bool> externalWeights(
     cl::desc("Write the weights to <name>.safetensors beside the library "
              "(memory-mapped at load) instead of embedding them"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> packWeights(
+    "pack-weights",
+    cl::desc("CPU: store fp32 weights that only feed matrix products in the "
+             "GEMM's packed layout (default; the fastest). --pack-weights=false "
+             "keeps them as the model has them, so an application that loads "
+             "the library with its own tensors (thunder_model_load_with_weights) "
+             "shares them instead of holding a packed copy"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> keepBuild(
     "keep-build-dir",
     cl::desc("Keep the build directory (sources and toolchain log)"),
@@ -237,6 +245,7 @@ int main(int argc, char **argv) {
   options.targetOptions.cpu = cpu;
   options.targetOptions.arch = arch;
   options.targetOptions.externalWeights = externalWeights;
+  options.targetOptions.packWeights = packWeights;
   options.targetOptions.modelName =
       modelName.empty() ? sanitizeName(sys::path::stem(inputPath)) : modelName;
   options.keepBuildDir = keepBuild;

@@ -50,6 +50,11 @@ struct TargetOptions {
   /// Write the weights to NAME.safetensors beside the library (memory-mapped
   /// at load) instead of embedding them in it.
   bool externalWeights = false;
+  /// CPU: store fp32 weights that only feed GEMMs in the GEMM's packed panel
+  /// layout (the fastest to read). Off: they stay as the model has them, so a
+  /// library loaded with the caller's tensors (thunder_model_load_with_weights)
+  /// reads them in place instead of holding a second, packed copy.
+  bool packWeights = true;
   /// One partition of a library that holds several (Compiler::compilePartitions):
   /// "_pN", appended to the model's exported entry symbols and to the other global
   /// names its host program defines, so that the partitions link into one library.

@@ -80,6 +80,8 @@ void writePanels(llvm::ArrayRef<char> bytes, int64_t k, int64_t n, bool tb,
 } // namespace
 
 void Emitter::findPackedWeights() {
+  if (!options.packWeights)
+    return;
   for (auto constant : func.getBody().front().getOps<ConstantOp>()) {
     Value value = constant.getResult();
     auto type = cast<RankedTensorType>(value.getType());
