@@ -56,7 +56,7 @@ constexpr i64 kKC = 256;
 constexpr i64 kMC = kMR * 8;
 /// How far ahead (rows of a B panel) the microkernels prefetch B: 16 rows
 /// (4 KiB) measured 5-15% faster than 8 rows of one line at m <= 128
-/// (tools/bench/gemm_libraries.cpp, docs/performance.md).
+/// (tools/bench/gemm_ab.py, docs/performance.md).
 constexpr int kPrefetchRows = 16;
 /// At most this many column panels per tile: each tile packs its rows of A
 /// once per kc block, so wider tiles pack A fewer times.
@@ -130,28 +130,26 @@ inline void pack_b(const float *b, i64 ldb, bool tb, i64 p0, i64 kc, i64 c0, i64
   for (i64 q0 = c0; q0 < c1; q0 += kNR) {
     float *dst = out + (q0 - c0) / kNR * panel_stride;
     i64 w = std::min<i64>(kNR, c1 - q0);
-    {
-      if (w < kNR)
-        std::memset(dst, 0, sizeof(float) * kNR * kc);
-      i64 j = 0;
+    if (w < kNR)
+      std::memset(dst, 0, sizeof(float) * kNR * kc);
+    i64 j = 0;
 #if defined(__AVX2__)
-      // 8 x 8 blocks transposed in registers (a scalar loop stores each
-      // element to its own cache line: 3-5x slower).
-      for (; j + 8 <= w; j += 8) {
-        const float *src = b + (q0 + j) * ldb + p0;
-        i64 p = 0;
-        for (; p + 8 <= kc; p += 8)
-          transpose8(src + p, ldb, dst + p * kNR + j, kNR);
-        for (; p < kc; ++p)
-          for (int jj = 0; jj < 8; ++jj)
-            dst[p * kNR + j + jj] = src[jj * ldb + p];
-      }
+    // 8 x 8 blocks transposed in registers (a scalar loop stores each
+    // element to its own cache line: 3-5x slower).
+    for (; j + 8 <= w; j += 8) {
+      const float *src = b + (q0 + j) * ldb + p0;
+      i64 p = 0;
+      for (; p + 8 <= kc; p += 8)
+        transpose8(src + p, ldb, dst + p * kNR + j, kNR);
+      for (; p < kc; ++p)
+        for (int jj = 0; jj < 8; ++jj)
+          dst[p * kNR + j + jj] = src[jj * ldb + p];
+    }
 #endif
-      for (; j < w; ++j) {
-        const float *src = b + (q0 + j) * ldb + p0;
-        for (i64 p = 0; p < kc; ++p)
-          dst[p * kNR + j] = src[p];
-      }
+    for (; j < w; ++j) {
+      const float *src = b + (q0 + j) * ldb + p0;
+      for (i64 p = 0; p < kc; ++p)
+        dst[p * kNR + j] = src[p];
     }
   }
 }
