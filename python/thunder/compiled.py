@@ -451,7 +451,7 @@ class CompiledModule:
                  progress: bool, name: str | None, recompile: bool, opt_level: int,
                  cuda_arch: str = "sm_80,sm_90a", fuse: bool = True, arch: str = "",
                  keep_module: bool = True, fallback: str = "error",
-                 pack_weights: bool | None = None):
+                 pack_weights: bool = False):
         if fallback not in partition.FALLBACK_MODES:
             raise ValueError(f"fallback must be one of {partition.FALLBACK_MODES}, got "
                              f"{fallback!r}")
@@ -476,7 +476,7 @@ class CompiledModule:
         self._external_weights = external_weights
         # Packed GEMM weights are a second copy beside the module's tensors, which the
         # library otherwise reads in place: off unless asked for (compile's docstring).
-        self._pack_weights = bool(pack_weights)
+        self._pack_weights = pack_weights
         self._progress = progress
         self._name = name or _sanitize(capture.source_name(model))
         self._recompile = recompile
@@ -854,7 +854,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
             name: str | None = None, recompile: bool | None = None,
             opt_level: int = 2, cuda_arch: str = "sm_80,sm_90a",
             fuse: bool = True, arch: str = "", keep_module: bool = True,
-            fallback: str = "eager", pack_weights: bool | None = None) -> CompiledModule:
+            fallback: str = "eager", pack_weights: bool = False) -> CompiledModule:
     """Compiles `model` ahead of time and returns a callable that behaves like it: the same
     outputs in the same pytree structure, computed by the compiled library.
 
@@ -914,7 +914,7 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     pack_weights=True (cpu): fp32 weights that only feed matrix products are stored in
     the GEMM's packed layout, as thunder-compile does by default: faster GEMMs at 8 to
     ~256 rows (docs/performance.md), at the cost of a packed copy beside the module's
-    tensors. The default (None, False) reads them in place: no second copy.
+    tensors. The default (False) reads them in place: no second copy.
 
     Calls: `cm(x, out=y)` writes the outputs into the caller's tensors (one tensor, or a
     sequence in the model's output order, contiguous, with the outputs' dtypes and

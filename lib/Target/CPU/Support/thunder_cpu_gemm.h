@@ -482,7 +482,7 @@ inline float dsum(dvec v) {
 /// sequentially (the access a weight streamed from memory wants).
 template <int MR, int NJ>
 inline void dot_tile(i64 k, const float *a, i64 lda, const float *b, i64 ldb, float *c,
-                     i64 ldc, int nj, float beta) {
+                     i64 ldc, float beta) {
   dvec acc[MR][NJ];
 #pragma GCC unroll 4
   for (int i = 0; i < MR; ++i)
@@ -514,7 +514,7 @@ inline void dot_tile(i64 k, const float *a, i64 lda, const float *b, i64 ldb, fl
       for (int j = 0; j < NJ; ++j)
         sum[i][j] += a[i * lda + p] * b[j * ldb + p];
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < nj; ++j) {
+    for (int j = 0; j < NJ; ++j) {
       float *out = c + i * ldc + j;
       *out = beta != 0.0f ? sum[i][j] + beta * *out : sum[i][j];
     }
@@ -544,10 +544,10 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
         auto run = [&](auto rows) {
           constexpr int R = decltype(rows)::value;
           if (nj == NJ)
-            dot_tile<R, NJ>(k, ai, lda, bj, ldb, ci, ldc, nj, beta);
+            dot_tile<R, NJ>(k, ai, lda, bj, ldb, ci, ldc, beta);
           else
             for (int jj = 0; jj < nj; ++jj)
-              dot_tile<R, 1>(k, ai, lda, bj + jj * ldb, ldb, ci + jj, ldc, 1, beta);
+              dot_tile<R, 1>(k, ai, lda, bj + jj * ldb, ldb, ci + jj, ldc, beta);
         };
         switch (std::min<i64>(4, m - i0)) {
         case 1: run(std::integral_constant<int, 1>{}); break;
