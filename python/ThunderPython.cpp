@@ -182,21 +182,12 @@ public:
                    bool keepBuildDir, bool decomposeComposites, bool fuse,
                    const std::string &cudaArch, const std::string &arch,
                    const std::string &kernelCache, unsigned jobs, bool packWeights) {
-    thunder::CompilerOptions options;
-    options.kernelCacheDir = kernelCache;
-    options.jobs = jobs;
-    options.target = target;
+    // arch (any target's spelling) or its older, CUDA-named alias.
+    thunder::CompilerOptions options =
+        libraryOptions(target, name, cpu, arch.empty() ? cudaArch : arch, optLevel,
+                       externalWeights, packWeights, fuse, kernelCache, jobs, keepBuildDir);
     options.compileTo = sourceOnly ? thunder::Phase::Source : thunder::Phase::Library;
     options.pipeline.decomposeComposites = decomposeComposites;
-    options.pipeline.fuse = fuse;
-    options.targetOptions.modelName = name;
-    options.targetOptions.cpu = cpu;
-    // arch (any target's spelling) or its older, CUDA-named alias.
-    options.targetOptions.arch = arch.empty() ? cudaArch : arch;
-    options.targetOptions.optLevel = optLevel;
-    options.targetOptions.externalWeights = externalWeights;
-    options.targetOptions.packWeights = packWeights;
-    options.keepBuildDir = keepBuildDir;
     thunder::Compiler compiler = makeCompiler(options);
 
     std::optional<thunder::CompileResult> result;
@@ -245,20 +236,9 @@ public:
                                     bool fuse, const std::string &arch,
                                     const std::string &kernelCache, unsigned jobs,
                                     bool packWeights) {
-    thunder::CompilerOptions options;
-    options.kernelCacheDir = kernelCache;
-    options.jobs = jobs;
-    options.target = target;
-    options.compileTo = thunder::Phase::Library;
-    options.pipeline.fuse = fuse;
-    options.targetOptions.modelName = name;
-    options.targetOptions.cpu = cpu;
-    options.targetOptions.arch = arch;
-    options.targetOptions.optLevel = optLevel;
-    options.targetOptions.externalWeights = externalWeights;
-    options.targetOptions.packWeights = packWeights;
-    options.keepBuildDir = keepBuildDir;
-    thunder::Compiler compiler = makeCompiler(options);
+    thunder::Compiler compiler =
+        makeCompiler(libraryOptions(target, name, cpu, arch, optLevel, externalWeights,
+                                    packWeights, fuse, kernelCache, jobs, keepBuildDir));
     for (Module *module : modules)
       if (!module)
         throw py::value_error("compile_partitions: a module is None");
@@ -450,6 +430,29 @@ private:
   /// A Compiler for `options`; a bad option (an unknown target, a model
   /// name that is not a C identifier, a malformed architecture list) raises
   /// CompileError, a ValueError.
+  /// The options of a library build, as compile and compile_partitions take
+  /// them from Python (compileTo: Phase::Library).
+  static thunder::CompilerOptions
+  libraryOptions(const std::string &target, const std::string &name, const std::string &cpu,
+                 const std::string &arch, int optLevel, bool externalWeights,
+                 bool packWeights, bool fuse, const std::string &kernelCache, unsigned jobs,
+                 bool keepBuildDir) {
+    thunder::CompilerOptions options;
+    options.target = target;
+    options.compileTo = thunder::Phase::Library;
+    options.pipeline.fuse = fuse;
+    options.targetOptions.modelName = name;
+    options.targetOptions.cpu = cpu;
+    options.targetOptions.arch = arch;
+    options.targetOptions.optLevel = optLevel;
+    options.targetOptions.externalWeights = externalWeights;
+    options.targetOptions.packWeights = packWeights;
+    options.kernelCacheDir = kernelCache;
+    options.jobs = jobs;
+    options.keepBuildDir = keepBuildDir;
+    return options;
+  }
+
   static thunder::Compiler makeCompiler(const thunder::CompilerOptions &options) {
     llvm::Expected<thunder::Compiler> compiler = thunder::Compiler::create(options);
     if (!compiler)

@@ -137,6 +137,11 @@ int main() {
     for (bool tb : {false, true})
       check(700, 200, 300, false, tb, false, tb ? 2 : 7, threads == 1 ? 0.5f : 0.0f,
             threads);
+  // A too large to pack once for all tiles (m * k > kSharedAFloats): each
+  // tile packs its own rows, the tiles then split row blocks too.
+  static_assert(1100 * 1000 > kSharedAFloats);
+  for (int variant = 0; variant < 3; ++variant)
+    check(1100, 70, 1000, variant == 1, variant == 2, variant == 0, 1 + variant, 0.0f, 2);
   for (bool shared : {false, true})
     for (bool prepack : {false, true})
       if (shared || !prepack)

@@ -58,8 +58,9 @@ constexpr i64 kMC = kMR * 8;
 /// (4 KiB) measured 5-15% faster than 8 rows of one line at m <= 128
 /// (tools/bench/gemm_ab.py, docs/performance.md).
 constexpr int kPrefetchRows = 16;
-/// At most this many column panels per tile: each tile packs its rows of A
-/// once per kc block, so wider tiles pack A fewer times.
+/// At most this many column panels per tile: a tile that packs its own rows
+/// of A (A too large to share) packs them once per kc block, so wider tiles
+/// pack A fewer times.
 constexpr i64 kMaxTilePanels = 32;
 /// At most this many column panels per tile when the tile packs B itself
 /// (kKC x 16 x kNR floats: 512 KiB, in L2 while the row blocks run over it).
@@ -68,6 +69,10 @@ constexpr i64 kMaxPackedPanels = 16;
 /// time is read in place (measured: 1.3-1.5x packing it per call at m <= 4;
 /// from m = 8 its strided rows cost more than the packing).
 constexpr i64 kInPlaceRows = 4;
+/// Up to this many floats of A (4 MiB), sgemm packs A once per call into a
+/// buffer all threads read, instead of once per tile (a tile repacks its
+/// rows for every column block: m = 128 spent 10-20% of its time there).
+constexpr i64 kSharedAFloats = i64(1) << 20;
 
 /// Floats of packed B for op(B) of k x n.
 inline i64 packed_b_floats(i64 k, i64 n) { return (n + kNR - 1) / kNR * kNR * k; }
@@ -167,6 +172,21 @@ inline int panel_rows(i64 mc) {
   return static_cast<int>((mc + panels - 1) / panels);
 }
 
+/// One panel of MR rows of a row-major A, cols [0, kc): MR row streams in,
+/// one sequential stream out (dst[p * MR + r] = rows[r][p]).
+template <int MR>
+inline void pack_a_rows(const float *a, i64 lda, i64 kc, float *__restrict dst) {
+  const float *rows[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+    rows[r] = a + r * lda;
+  for (i64 p = 0; p < kc; ++p) {
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+      dst[p * MR + r] = rows[r][p];
+  }
+}
+
 /// Packs op(A) rows [r0, r0 + mc), cols [p0, p0 + kc) into panels of `mrp`
 /// rows, k-major (panel i: out[i * mrp * kc + p * mr + r]); the last panel
 /// has its own row count mr <= mrp.
@@ -175,28 +195,40 @@ inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64
   for (i64 i0 = 0; i0 < mc; i0 += mrp) {
     int mr = static_cast<int>(std::min<i64>(mrp, mc - i0));
     float *dst = out + i0 * kc;
-    if (!ta && mr == kMR) {
-      // Full panels: kMR row streams in, one sequential stream out.
-      const float *rows[kMR];
-      for (int r = 0; r < kMR; ++r)
-        rows[r] = a + (r0 + i0 + r) * lda + p0;
-      for (i64 p = 0; p < kc; ++p) {
-#pragma GCC unroll 16
-        for (int r = 0; r < kMR; ++r)
-          dst[p * kMR + r] = rows[r][p];
-      }
-    } else if (!ta) {
-      for (int r = 0; r < mr; ++r) {
-        const float *src = a + (r0 + i0 + r) * lda + p0;
-        for (i64 p = 0; p < kc; ++p)
-          dst[p * mr + r] = src[p];
-      }
-    } else {
+    if (ta) {
       for (i64 p = 0; p < kc; ++p) {
         const float *src = a + (p0 + p) * lda + r0 + i0;
         for (int r = 0; r < mr; ++r)
           dst[p * mr + r] = src[r];
       }
+      continue;
+    }
+    // A fixed row count per panel (balanced panels have any count up to
+    // kMR; a per-row loop storing with stride mr is 2-3x slower).
+    const float *src = a + (r0 + i0) * lda + p0;
+    switch (mr) {
+#define THUNDER_GEMM_CASE(R)                                                          \
+  case R:                                                                             \
+    if constexpr (R <= kMR)                                                           \
+      pack_a_rows<R>(src, lda, kc, dst);                                              \
+    break;
+      THUNDER_GEMM_CASE(1)
+      THUNDER_GEMM_CASE(2)
+      THUNDER_GEMM_CASE(3)
+      THUNDER_GEMM_CASE(4)
+      THUNDER_GEMM_CASE(5)
+      THUNDER_GEMM_CASE(6)
+      THUNDER_GEMM_CASE(7)
+      THUNDER_GEMM_CASE(8)
+      THUNDER_GEMM_CASE(9)
+      THUNDER_GEMM_CASE(10)
+      THUNDER_GEMM_CASE(11)
+      THUNDER_GEMM_CASE(12)
+      THUNDER_GEMM_CASE(13)
+      THUNDER_GEMM_CASE(14)
+#undef THUNDER_GEMM_CASE
+    default:
+      break;
     }
   }
 }
@@ -435,9 +467,10 @@ struct BiasActResidual {
 //===--------------------------------------------------------------------===//
 
 /// Per-thread packing buffers, kept across calls (a run allocates nothing
-/// once warm).
+/// once warm): 0, a tile's A block; 1, a tile's B block; 2, the whole of A
+/// packed by the calling thread's team (up to kSharedAFloats).
 inline float *thread_buffer(int which, size_t floats) {
-  static thread_local std::vector<float> buffers[2];
+  static thread_local std::vector<float> buffers[3];
   std::vector<float> &v = buffers[which];
   if (v.size() < floats + 16)
     v.resize(floats + 16);
@@ -592,27 +625,30 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   }
 #endif
   // Row blocks of at most kMC rows, balanced (m = 128: two of 64, not
-  // 112 + 16, whose small block runs narrow microkernels); tiles of row
-  // blocks x NC columns, NC shrunk (down to one panel) until every thread
-  // has a few tiles.
+  // 112 + 16, whose small block runs narrow microkernels).
   i64 row_blocks = (m + kMC - 1) / kMC;
   i64 mc = (m + row_blocks - 1) / row_blocks;
   i64 panels = (n + kNR - 1) / kNR;
+  i64 kblocks = (k + kKC - 1) / kKC;
   // B not packed at compile time: a row-major B feeding a few rows is read
   // in place (each element is used once per kc block, from registers:
   // packing would only copy it); otherwise each tile packs its block of B
-  // once per kc block and runs all its row blocks over it, so a tile spans
-  // every row block unless that leaves too few tiles.
+  // once per kc block and runs all its row blocks over it.
   const bool in_place = !packed && !tb && m <= kInPlaceRows;
   const bool pack_here = !packed && !in_place;
+  // A is packed once per call, by all threads, when it is small enough to
+  // share; else each tile packs its rows once per kc block.
+  const bool shared_a = panels > 1 && m * k <= kSharedAFloats;
+  // Tiles of row blocks x NC columns, NC shrunk (down to one panel) until
+  // every thread has a few. A tile packing B spans every row block (B is
+  // then packed once), unless A is not shared: then narrow tiles would pack
+  // A for few columns, so tiles stay at least half as wide while there are
+  // row blocks to split instead.
   i64 tiles_m = pack_here ? 1 : row_blocks;
   i64 nc_panels = std::min<i64>(panels, pack_here ? kMaxPackedPanels : kMaxTilePanels);
   auto tiles_n_of = [&](i64 nc) { return (panels + nc - 1) / nc; };
   while (nc_panels > 1 && tiles_m * tiles_n_of(nc_panels) < 4 * threads) {
-    // Packing B here, tiles stay at least half as wide (each packs its A
-    // once per kc block: narrow tiles pack A for few columns) while there
-    // are row blocks to split instead.
-    if (pack_here && nc_panels <= kMaxPackedPanels / 2 && tiles_m < row_blocks)
+    if (pack_here && !shared_a && nc_panels <= kMaxPackedPanels / 2 && tiles_m < row_blocks)
       tiles_m = std::min(row_blocks, tiles_m * 2);
     else
       nc_panels = (nc_panels + 1) / 2;
@@ -624,50 +660,69 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   int nt = static_cast<int>(std::min<i64>(threads, tiles));
   // Work per tile below this runs on one thread.
   bool parallel = nt > 1 && m * n * k > 32768;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (parallel)
-  for (i64 t = 0; t < tiles; ++t) {
-    // n-major tile order: neighbours share the B panels.
-    i64 tn = t / tiles_m, tm = t % tiles_m;
-    i64 rows0 = tm * blocks_per_tile * mc, rows1 = std::min(m, rows0 + blocks_per_tile * mc);
-    i64 q0 = tn * nc_panels, q1 = std::min(panels, q0 + nc_panels);
-    i64 c0 = q0 * kNR, c1 = std::min(n, q1 * kNR);
-    // In place, a last panel narrower than kNR is packed (zero-padded).
-    const bool pack_last = in_place && c1 - (q1 - 1) * kNR < kNR;
-    i64 kcmax = std::min(kKC, k);
-    float *ap = thread_buffer(0, static_cast<size_t>(kMC * kcmax));
-    float *bp = pack_here || pack_last
-                    ? thread_buffer(1, static_cast<size_t>(nc_panels * kNR * kcmax))
-                    : nullptr;
-    for (i64 p0 = 0; p0 < k; p0 += kKC) {
-      i64 kc = std::min(kKC, k - p0);
-      bool first = p0 == 0, last = p0 + kc >= k;
-      if (pack_here)
-        pack_b(b, ldb, tb, p0, kc, c0, c1, bp, kc * kNR);
-      else if (pack_last)
-        pack_b(b, ldb, tb, p0, kc, (q1 - 1) * kNR, c1, bp, kc * kNR);
-      for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
-        i64 r1 = std::min(rows1, r0 + mc);
-        const int mrp = panel_rows(r1 - r0);
-        pack_a(a, lda, ta, r0, r1 - r0, p0, kc, mrp, ap);
-        for (i64 q = q0; q < q1; ++q) {
-          i64 j0 = q * kNR;
-          const float *bq;
-          i64 bs = kNR;
-          if (packed)
-            bq = packed + (q * k + p0) * kNR;
-          else if (pack_here)
-            bq = bp + (q - q0) * kc * kNR;
-          else if (pack_last && q == q1 - 1)
-            bq = bp;
+  // Shared packed A: row block rb's kc block p0 at r0 * k + p0 * (r1 - r0),
+  // laid out as pack_a writes it.
+  float *a_all = shared_a ? thread_buffer(2, static_cast<size_t>(m * k)) : nullptr;
+  auto a_block = [&](i64 r0, i64 r1, i64 p0) { return a_all + r0 * k + p0 * (r1 - r0); };
+#pragma omp parallel num_threads(nt) if (parallel)
+  {
+    if (shared_a) {
+#pragma omp for schedule(static)
+      for (i64 j = 0; j < row_blocks * kblocks; ++j) {
+        i64 r0 = j / kblocks * mc, r1 = std::min(m, r0 + mc), p0 = j % kblocks * kKC;
+        pack_a(a, lda, ta, r0, r1 - r0, p0, std::min(kKC, k - p0), panel_rows(r1 - r0),
+               a_block(r0, r1, p0));
+      }
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (i64 t = 0; t < tiles; ++t) {
+      // n-major tile order: neighbours share the B panels.
+      i64 tn = t / tiles_m, tm = t % tiles_m;
+      i64 rows0 = tm * blocks_per_tile * mc, rows1 = std::min(m, rows0 + blocks_per_tile * mc);
+      i64 q0 = tn * nc_panels, q1 = std::min(panels, q0 + nc_panels);
+      i64 c0 = q0 * kNR, c1 = std::min(n, q1 * kNR);
+      // In place, a last panel narrower than kNR is packed (zero-padded).
+      const bool pack_last = in_place && c1 - (q1 - 1) * kNR < kNR;
+      i64 kcmax = std::min(kKC, k);
+      float *ap = shared_a ? nullptr : thread_buffer(0, static_cast<size_t>(kMC * kcmax));
+      float *bp = pack_here || pack_last
+                      ? thread_buffer(1, static_cast<size_t>(nc_panels * kNR * kcmax))
+                      : nullptr;
+      for (i64 p0 = 0; p0 < k; p0 += kKC) {
+        i64 kc = std::min(kKC, k - p0);
+        bool first = p0 == 0, last = p0 + kc >= k;
+        if (pack_here)
+          pack_b(b, ldb, tb, p0, kc, c0, c1, bp, kc * kNR);
+        else if (pack_last)
+          pack_b(b, ldb, tb, p0, kc, (q1 - 1) * kNR, c1, bp, kc * kNR);
+        for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
+          i64 r1 = std::min(rows1, r0 + mc);
+          const int mrp = panel_rows(r1 - r0);
+          const float *arows = ap;
+          if (shared_a)
+            arows = a_block(r0, r1, p0);
           else
-            bq = b + p0 * ldb + j0, bs = ldb;
-          int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
-          for (i64 i0 = r0; i0 < r1; i0 += mrp) {
-            int mr = static_cast<int>(std::min<i64>(mrp, r1 - i0));
-            ukernel_rows(mr, kc, ap + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc, nv,
-                         first, beta);
-            if (last)
-              epi(i0, i0 + mr, j0, j0 + nv);
+            pack_a(a, lda, ta, r0, r1 - r0, p0, kc, mrp, ap);
+          for (i64 q = q0; q < q1; ++q) {
+            i64 j0 = q * kNR;
+            const float *bq;
+            i64 bs = kNR;
+            if (packed)
+              bq = packed + (q * k + p0) * kNR;
+            else if (pack_here)
+              bq = bp + (q - q0) * kc * kNR;
+            else if (pack_last && q == q1 - 1)
+              bq = bp;
+            else
+              bq = b + p0 * ldb + j0, bs = ldb;
+            int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
+            for (i64 i0 = r0; i0 < r1; i0 += mrp) {
+              int mr = static_cast<int>(std::min<i64>(mrp, r1 - i0));
+              ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
+                           nv, first, beta);
+              if (last)
+                epi(i0, i0 + mr, j0, j0 + nv);
+            }
           }
         }
       }
