@@ -42,6 +42,26 @@ def test_fast_path_is_taken_and_matches(cache_dir):
     assert next(iter(cm._fast.values())) is call
 
 
+@pytest.mark.parametrize("template_bytes", [1 << 16, 0], ids=["template", "by-shape"])
+def test_fast_path_outputs_are_new_tensors(cache_dir, monkeypatch, template_bytes):
+    # Small outputs are allocated like a template the fast path keeps, large ones by
+    # shape (TEMPLATE_BYTES 0 sends this model's outputs that way): either way every
+    # call returns tensors of its own, never the template nor an earlier call's.
+    monkeypatch.setattr(compiled_module, "TEMPLATE_BYTES", template_bytes)
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x, y = torch.randn(3, 5), torch.randn(3, 5)
+    cm(x)
+    first = cm(x)
+    second = cm(y)
+    pointers = {t.data_ptr() for t in (*first, *second)}
+    assert len(pointers) == 4
+    for got, want in ((first, model(x)), (second, model(y))):
+        for g, w in zip(got, want):
+            assert g.is_contiguous() and g.dtype == w.dtype
+            torch.testing.assert_close(g, w)
+
+
 def test_fast_path_falls_back_on_new_signatures(cache_dir):
     model = _model()
     cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
