@@ -427,9 +427,6 @@ public:
   }
 
 private:
-  /// A Compiler for `options`; a bad option (an unknown target, a model
-  /// name that is not a C identifier, a malformed architecture list) raises
-  /// CompileError, a ValueError.
   /// The options of a library build, as compile and compile_partitions take
   /// them from Python (compileTo: Phase::Library).
   static thunder::CompilerOptions
@@ -453,6 +450,9 @@ private:
     return options;
   }
 
+  /// A Compiler for `options`; a bad option (an unknown target, a model
+  /// name that is not a C identifier, a malformed architecture list) raises
+  /// CompileError, a ValueError.
   static thunder::Compiler makeCompiler(const thunder::CompilerOptions &options) {
     llvm::Expected<thunder::Compiler> compiler = thunder::Compiler::create(options);
     if (!compiler)

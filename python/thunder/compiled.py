@@ -418,11 +418,12 @@ TEMPLATE_BYTES = 1 << 16
 
 
 def _allocator(shape: tuple, dtype: torch.dtype):
-    """A call that returns a new uninitialized contiguous CPU tensor of shape and dtype."""
-    template = torch.empty(shape, dtype=dtype)
+    """A call that returns a new uninitialized contiguous CPU tensor of shape and dtype
+    (on the CPU whatever torch's default device: empty_like takes the template's)."""
+    template = torch.empty(shape, dtype=dtype, device="cpu")
     if template.numel() * template.element_size() <= TEMPLATE_BYTES:
         return functools.partial(torch.empty_like, template)
-    return functools.partial(torch.empty, shape, dtype=dtype)
+    return functools.partial(torch.empty, shape, dtype=dtype, device="cpu")
 
 
 #: Fast-path signatures a CompiledModule remembers; past this the table starts over

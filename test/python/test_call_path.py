@@ -62,6 +62,19 @@ def test_fast_path_outputs_are_new_tensors(cache_dir, monkeypatch, template_byte
             torch.testing.assert_close(g, w)
 
 
+def test_outputs_stay_on_the_cpu_under_a_default_device(cache_dir):
+    # torch.device(...) as a context changes where factory functions allocate; a CPU
+    # model's outputs are CPU tensors whatever it is, first call and fast path alike.
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x = torch.randn(4, 8)
+    with torch.device("meta"):
+        first, fast = cm(x), cm(x)
+    for y in (first, fast):
+        assert y.device.type == "cpu"
+        torch.testing.assert_close(y, model(x).detach())
+
+
 def test_fast_path_falls_back_on_new_signatures(cache_dir):
     model = _model()
     cm = thunder.compile(model, cache_dir=cache_dir, progress=False)

@@ -142,6 +142,10 @@ int main() {
   static_assert(1100 * 1000 > kSharedAFloats);
   for (int variant = 0; variant < 3; ++variant)
     check(1100, 70, 1000, variant == 1, variant == 2, variant == 0, 1 + variant, 0.0f, 2);
+  // A shared, B packed per tile, few column panels: tiles split the row
+  // blocks once they are one panel wide (each packs its B block).
+  for (bool tb : {false, true})
+    check(700, 40, 300, false, tb, false, tb ? 5 : 8, 0.0f, 2);
   for (bool shared : {false, true})
     for (bool prepack : {false, true})
       if (shared || !prepack)

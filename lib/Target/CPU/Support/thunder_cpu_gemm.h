@@ -228,7 +228,10 @@ inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64
       THUNDER_GEMM_CASE(14)
 #undef THUNDER_GEMM_CASE
     default:
-      break;
+      // (Not reached: panels have 1..kMR rows.)
+      for (int r = 0; r < mr; ++r)
+        for (i64 p = 0; p < kc; ++p)
+          dst[p * mr + r] = src[r * lda + p];
     }
   }
 }
@@ -641,17 +644,23 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   const bool shared_a = panels > 1 && m * k <= kSharedAFloats;
   // Tiles of row blocks x NC columns, NC shrunk (down to one panel) until
   // every thread has a few. A tile packing B spans every row block (B is
-  // then packed once), unless A is not shared: then narrow tiles would pack
-  // A for few columns, so tiles stay at least half as wide while there are
-  // row blocks to split instead.
+  // then packed once) until NC is one panel, and only then are row blocks
+  // split (each such tile packs B again, but no thread idles: n = 64 with
+  // many rows) -- unless A is not shared: then narrow tiles would pack A for
+  // few columns, so tiles stay at least half as wide while there are row
+  // blocks to split instead.
   i64 tiles_m = pack_here ? 1 : row_blocks;
   i64 nc_panels = std::min<i64>(panels, pack_here ? kMaxPackedPanels : kMaxTilePanels);
   auto tiles_n_of = [&](i64 nc) { return (panels + nc - 1) / nc; };
-  while (nc_panels > 1 && tiles_m * tiles_n_of(nc_panels) < 4 * threads) {
-    if (pack_here && !shared_a && nc_panels <= kMaxPackedPanels / 2 && tiles_m < row_blocks)
+  while (tiles_m * tiles_n_of(nc_panels) < 4 * threads) {
+    bool split_rows = pack_here && tiles_m < row_blocks &&
+                      (shared_a ? nc_panels == 1 : nc_panels <= kMaxPackedPanels / 2);
+    if (split_rows)
       tiles_m = std::min(row_blocks, tiles_m * 2);
-    else
+    else if (nc_panels > 1)
       nc_panels = (nc_panels + 1) / 2;
+    else
+      break;
   }
   i64 tiles_n = tiles_n_of(nc_panels);
   i64 blocks_per_tile = (row_blocks + tiles_m - 1) / tiles_m;
