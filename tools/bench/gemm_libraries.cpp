@@ -11,6 +11,12 @@
 //       tools/bench/gemm_libraries.cpp -o /tmp/gemm -lopenblas -ldnnl
 //   OMP_WAIT_POLICY=passive /tmp/gemm [--cpu-time] [--quick | --shape M N K [LAYER]]
 //
+// GEMM_LIBRARIES=thunder (or any of thunder,onednn,openblas, comma-separated) runs only
+// those; the others' columns read "-". Each library's threads wait between its calls
+// (OpenBLAS's spin, OpenMP's unless passive) and take CPU from the next library's
+// round: on a 2-vCPU VM that halved Thunder's numbers. Run one library per process
+// (and compare ratios of runs taken close together) where that matters.
+//
 // With -march=x86-64-v3 the Thunder column is its AVX2 path (oneDNN and OpenBLAS pick
 // their kernels at run time either way).
 #include "thunder_cpu_gemm.h"
@@ -27,6 +33,7 @@
 #include <ctime>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -137,7 +144,15 @@ int main(int argc, char **argv) {
   bool one = argc >= 5 && std::strcmp(argv[1], "--shape") == 0;
   int threads = omp_get_max_threads();
   timedThreads = cpuTime ? threads : 1;
-  openblas_set_num_threads(threads);
+  // Which libraries run (GEMM_LIBRARIES, default all).
+  const char *names[3] = {"thunder", "onednn", "openblas"};
+  bool enabled[3] = {true, true, true};
+  if (const char *only = std::getenv("GEMM_LIBRARIES")) {
+    std::string list = std::string(",") + only + ",";
+    for (int lib = 0; lib < 3; ++lib)
+      enabled[lib] = list.find(std::string(",") + names[lib] + ",") != std::string::npos;
+  }
+  openblas_set_num_threads(enabled[2] ? threads : 1);
   // (n, k) of the zoo's linear layers, weights [n, k] as nn.Linear has them.
   struct Layer {
     long n, k;
@@ -192,28 +207,43 @@ int main(int argc, char **argv) {
     // loaded machine each fork/join of a tiny GEMM can wait for the scheduler).
     int reps = static_cast<int>(std::clamp(2e9 / flops, 1.0, 200.0));
     std::vector<double> times[3], fractions;
-    for (auto &r : runs)
-      r(); // warm up (oneDNN's JIT, the packing buffers)
+    for (int lib = 0; lib < 3; ++lib)
+      if (enabled[lib])
+        runs[lib](); // warm up (oneDNN's JIT, the packing buffers)
     for (int round = 0; round < (quick ? 3 : 5); ++round) {
       double roundPeak = fmaPeak(threads, 1000000, 2);
       for (int lib = 0; lib < 3; ++lib) {
+        if (!enabled[lib])
+          continue;
         double t0 = now();
         for (int r = 0; r < reps; ++r)
           runs[lib]();
         times[lib].push_back((now() - t0) / reps);
       }
-      fractions.push_back(flops / times[0].back() / 1e9 / roundPeak);
+      if (enabled[0])
+        fractions.push_back(flops / times[0].back() / 1e9 / roundPeak);
     }
-    double gf[3];
+    std::string cells[3];
     for (int lib = 0; lib < 3; ++lib) {
+      cells[lib] = "-";
+      if (!enabled[lib])
+        continue;
       std::sort(times[lib].begin(), times[lib].end());
-      gf[lib] = flops / times[lib][times[lib].size() / 2] / 1e9;
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "%.1f",
+                    flops / times[lib][times[lib].size() / 2] / 1e9);
+      cells[lib] = cell;
     }
-    std::sort(fractions.begin(), fractions.end());
+    std::string fraction = "-";
+    if (!fractions.empty()) {
+      std::sort(fractions.begin(), fractions.end());
+      fraction = std::to_string(
+                     static_cast<int>(100.0 * fractions[fractions.size() / 2] + 0.5)) + "%";
+    }
     char dims[64];
     std::snprintf(dims, sizeof dims, "%ld x %ld x %ld", s.m, s.n, s.k);
-    std::printf("| %s | %s | %.1f | %.1f | %.1f | %.0f%% |\n", dims, s.what, gf[0], gf[1],
-                gf[2], 100.0 * fractions[fractions.size() / 2]);
+    std::printf("| %s | %s | %s | %s | %s | %s |\n", dims, s.what, cells[0].c_str(),
+                cells[1].c_str(), cells[2].c_str(), fraction.c_str());
     std::fflush(stdout);
   }
 }
