@@ -172,6 +172,39 @@ inline int panel_rows(i64 mc) {
   return static_cast<int>((mc + panels - 1) / panels);
 }
 
+/// Calls f(std::integral_constant<int, R>{}) with R = mr, the rows of a
+/// panel (1..kMR), so that each row count runs code compiled for it; false
+/// when mr is out of that range.
+template <class F>
+inline bool with_rows(int mr, F &&f) {
+  switch (mr) {
+#define THUNDER_GEMM_CASE(R)                                                          \
+  case R:                                                                             \
+    if constexpr (R <= kMR) {                                                         \
+      f(std::integral_constant<int, R>{});                                            \
+      return true;                                                                    \
+    }                                                                                 \
+    return false;
+    THUNDER_GEMM_CASE(1)
+    THUNDER_GEMM_CASE(2)
+    THUNDER_GEMM_CASE(3)
+    THUNDER_GEMM_CASE(4)
+    THUNDER_GEMM_CASE(5)
+    THUNDER_GEMM_CASE(6)
+    THUNDER_GEMM_CASE(7)
+    THUNDER_GEMM_CASE(8)
+    THUNDER_GEMM_CASE(9)
+    THUNDER_GEMM_CASE(10)
+    THUNDER_GEMM_CASE(11)
+    THUNDER_GEMM_CASE(12)
+    THUNDER_GEMM_CASE(13)
+    THUNDER_GEMM_CASE(14)
+#undef THUNDER_GEMM_CASE
+  default:
+    return false;
+  }
+}
+
 /// One panel of MR rows of a row-major A, cols [0, kc): MR row streams in,
 /// one sequential stream out (dst[p * MR + r] = rows[r][p]).
 template <int MR>
@@ -206,33 +239,13 @@ inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64
     // A fixed row count per panel (balanced panels have any count up to
     // kMR; a per-row loop storing with stride mr is 2-3x slower).
     const float *src = a + (r0 + i0) * lda + p0;
-    switch (mr) {
-#define THUNDER_GEMM_CASE(R)                                                          \
-  case R:                                                                             \
-    if constexpr (R <= kMR)                                                           \
-      pack_a_rows<R>(src, lda, kc, dst);                                              \
-    break;
-      THUNDER_GEMM_CASE(1)
-      THUNDER_GEMM_CASE(2)
-      THUNDER_GEMM_CASE(3)
-      THUNDER_GEMM_CASE(4)
-      THUNDER_GEMM_CASE(5)
-      THUNDER_GEMM_CASE(6)
-      THUNDER_GEMM_CASE(7)
-      THUNDER_GEMM_CASE(8)
-      THUNDER_GEMM_CASE(9)
-      THUNDER_GEMM_CASE(10)
-      THUNDER_GEMM_CASE(11)
-      THUNDER_GEMM_CASE(12)
-      THUNDER_GEMM_CASE(13)
-      THUNDER_GEMM_CASE(14)
-#undef THUNDER_GEMM_CASE
-    default:
-      // (Not reached: panels have 1..kMR rows.)
+    bool packed = with_rows(mr, [&](auto rows) {
+      pack_a_rows<decltype(rows)::value>(src, lda, kc, dst);
+    });
+    if (!packed) // (not reached: panels have 1..kMR rows)
       for (int r = 0; r < mr; ++r)
         for (i64 p = 0; p < kc; ++p)
           dst[p * mr + r] = src[r * lda + p];
-    }
   }
 }
 
@@ -379,30 +392,9 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 /// The microkernel for `mr` rows (1..kMR).
 inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs, float *c,
                          i64 ldc, int nv, bool first, float beta) {
-  switch (mr) {
-#define THUNDER_GEMM_CASE(R)                                                          \
-  case R:                                                                             \
-    if constexpr (R <= kMR)                                                           \
-      ukernel<R>(kc, a, b, bs, c, ldc, nv, first, beta);                              \
-    return;
-    THUNDER_GEMM_CASE(1)
-    THUNDER_GEMM_CASE(2)
-    THUNDER_GEMM_CASE(3)
-    THUNDER_GEMM_CASE(4)
-    THUNDER_GEMM_CASE(5)
-    THUNDER_GEMM_CASE(6)
-    THUNDER_GEMM_CASE(7)
-    THUNDER_GEMM_CASE(8)
-    THUNDER_GEMM_CASE(9)
-    THUNDER_GEMM_CASE(10)
-    THUNDER_GEMM_CASE(11)
-    THUNDER_GEMM_CASE(12)
-    THUNDER_GEMM_CASE(13)
-    THUNDER_GEMM_CASE(14)
-#undef THUNDER_GEMM_CASE
-  default:
-    return;
-  }
+  with_rows(mr, [&](auto rows) {
+    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta);
+  });
 }
 
 //===--------------------------------------------------------------------===//
