@@ -11,6 +11,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -48,8 +50,24 @@ inline void checkRuntime(thunder_status status) {
 /// process).
 extern PyObject *runtimeErrorType;
 
-/// Adds TensorDesc, LoadedModel and runtime_version to the module.
+/// A run prepared for one input signature (thunder._C.Signature): data
+/// pointers in, the runtime validates and runs (the GIL released).
+class PreparedRun {
+public:
+  virtual ~PreparedRun() = default;
+  /// Inputs, then outputs, in the model's order; stream: a cudaStream_t.
+  virtual void runPointers(const uintptr_t *in, size_t numIn, const uintptr_t *out,
+                           size_t numOut, uintptr_t stream = 0) const = 0;
+};
+
+/// The PreparedRun of a thunder._C.Signature (TypeError for anything else).
+const PreparedRun &preparedRun(pybind11::handle signature);
+
+/// Adds TensorDesc, LoadedModel, Signature and runtime_version to the module.
 void bindRuntime(pybind11::module_ &m);
+
+/// Adds FastCall, FastPath and FAST_PATH_MISS (CompiledModule's fast path).
+void bindFastPath(pybind11::module_ &m);
 
 } // namespace thunder_python
 

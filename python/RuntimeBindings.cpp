@@ -262,7 +262,7 @@ private:
 /// prepared once: the output shapes are computed and the tensors' metadata
 /// kept, so that a run passes data pointers only (CompiledModule's fast path,
 /// docs/performance.md). The runtime still validates every run.
-class Signature {
+class Signature : public PreparedRun {
 public:
   Signature(const LoadedModel &owner, const std::vector<TensorTuple> &in)
       : owner(owner) {
@@ -283,12 +283,17 @@ public:
   /// order), the GIL released.
   void run(const std::vector<uintptr_t> &inData, const std::vector<uintptr_t> &outData,
            uintptr_t stream) const {
-    if (inData.size() != ins.size() || outData.size() != outs.size())
+    runPointers(inData.data(), inData.size(), outData.data(), outData.size(), stream);
+  }
+
+  void runPointers(const uintptr_t *inData, size_t numIn, const uintptr_t *outData,
+                   size_t numOut, uintptr_t stream = 0) const override {
+    if (numIn != ins.size() || numOut != outs.size())
       throw RuntimeFailure(THUNDER_ERROR_INVALID_ARGUMENT,
                            "this signature takes " + std::to_string(ins.size()) +
                                " inputs and " + std::to_string(outs.size()) +
-                               " outputs, got " + std::to_string(inData.size()) + " and " +
-                               std::to_string(outData.size()));
+                               " outputs, got " + std::to_string(numIn) + " and " +
+                               std::to_string(numOut));
     // Copies: one Signature may run on several threads at once.
     thunder_tensor local[16];
     std::vector<thunder_tensor> heap;
@@ -319,6 +324,10 @@ private:
 };
 
 } // namespace
+
+const PreparedRun &preparedRun(py::handle signature) {
+  return py::cast<const Signature &>(signature);
+}
 
 void bindRuntime(py::module_ &m) {
   py::class_<TensorDesc>(m, "TensorDesc",

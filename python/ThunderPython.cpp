@@ -773,6 +773,7 @@ PYBIND11_MODULE(_C, m) {
         "CompileError before any work.");
 
   bindRuntime(m);
+  bindFastPath(m);
 
   m.def("import_program", &importProgram, py::arg("json"), py::arg("weights"),
         py::arg("source_name") = "<program>",

@@ -262,6 +262,9 @@ class _Entry:
         self.out_dtypes = [runtime._TORCH_DTYPES[d.dtype] for d in model.outputs]
         self.device_type = runtime._torch_device_type(model.native.device)
         self.build = _output_builder(self.out_leaves, self.out_spec)
+        # The model returns its one output tensor itself (not in a container).
+        self.returns_one_tensor = self.out_spec.is_leaf() and len(self.out_leaves) == 1 \
+            and self.out_leaves[0][0]
 
     def mismatch(self, flat: list, spec) -> tuple[str, str] | None:
         """Why a call with these leaves cannot run on this entry, as (kind, message): kind
@@ -375,40 +378,25 @@ def _check_out(entry: "_Entry", out, shapes: list) -> list:
     return outputs
 
 
-class _FastCall:
+def _fast_call(entry: _Entry, order: list[int] | None, tensors: list) -> _C.FastCall:
     """The fast path of one exact call signature (which tensors, in which order, with
     which dtypes, shapes and device; every one contiguous): the runtime's Signature
-    prepared once, the outputs' shapes and dtypes known, the flattening done. A call
-    then costs a dict lookup, the data pointers, an allocation per output and one
-    runtime call, which validates in C++."""
-
-    __slots__ = ("entry", "signature", "order", "outputs", "allocs", "random")
-
-    def __init__(self, entry: _Entry, order: list[int], tensors: list):
-        self.entry = entry
-        # None when the call's tensors are the runtime's inputs, in order (the usual case).
-        self.order = order
-        self.signature = entry.model.native.prepare(
-            [(0, capture._DTYPE_NAMES.get(t.dtype, str(t.dtype)), list(t.shape))
-             for t in tensors])
-        self.outputs = [(tuple(shape), dtype) for shape, dtype in
-                        zip(self.signature.output_shapes, entry.out_dtypes)]
-        self.allocs = [_allocator(shape, dtype) for shape, dtype in self.outputs]
+    prepared once, the outputs' shapes, dtypes and allocators known, the flattening done.
+    A call then costs one call into thunder._C (python/FastPath.cpp): the key, the
+    weights' versions, the data pointers, an allocation per output and the run, which
+    the runtime validates."""
+    native = entry.model.native
+    signature = native.prepare(
+        [(0, capture._DTYPE_NAMES.get(t.dtype, str(t.dtype)), list(t.shape)) for t in tensors])
+    shapes = [tuple(shape) for shape in signature.output_shapes]
+    one = len(shapes) == 1 and entry.returns_one_tensor
+    return _C.FastCall(
+        signature, list(range(len(tensors))) if order is None else order,
+        [_allocator(shape, dtype) for shape, dtype in zip(shapes, entry.out_dtypes)],
+        None if one else entry.build,
         # A program that draws random numbers takes a seed from torch's generator per call.
-        self.random = entry.model.native.uses_random
-
-    def __call__(self, values: tuple, out=None):
-        order = self.order
-        inputs = [v.data_ptr() for v in values] if order is None else \
-            [values[i].data_ptr() for i in order]
-        if out is None:
-            outputs = [alloc() for alloc in self.allocs]
-        else:
-            outputs = _check_out(self.entry, out, [s for s, _ in self.outputs])
-        if self.random:
-            runtime.seed_from_torch(self.entry.model.native)
-        self.signature.run(inputs, [o.data_ptr() for o in outputs])
-        return self.entry.build(outputs)
+        functools.partial(runtime.seed_from_torch, native) if native.uses_random else None,
+        entry, signature.output_shapes)
 
 
 #: Outputs up to this many bytes are allocated like a template tensor the fast path
@@ -417,34 +405,19 @@ class _FastCall:
 TEMPLATE_BYTES = 1 << 16
 
 
-def _allocator(shape: tuple, dtype: torch.dtype):
-    """A call that returns a new uninitialized contiguous CPU tensor of shape and dtype
-    (on the CPU whatever torch's default device: empty_like takes the template's)."""
+def _allocator(shape: tuple, dtype: torch.dtype) -> tuple:
+    """(function, argument) whose call returns a new uninitialized contiguous CPU tensor
+    of shape and dtype (on the CPU whatever torch's default device: both take the device
+    of a template)."""
     template = torch.empty(shape, dtype=dtype, device="cpu")
     if template.numel() * template.element_size() <= TEMPLATE_BYTES:
-        return functools.partial(torch.empty_like, template)
-    return functools.partial(torch.empty, shape, dtype=dtype, device="cpu")
+        return torch.empty_like, template
+    return torch.empty(0, dtype=dtype, device="cpu").new_empty, shape
 
 
 #: Fast-path signatures a CompiledModule remembers; past this the table starts over
 #: (a model called with ever-new sizes pays the slow path once per size).
 FAST_PATH_LIMIT = 256
-
-
-def _fast_key(args: tuple, kwargs: dict):
-    """(values, key) for the fast path: the call's tensors in call order and the metadata
-    that selects a compiled signature and its prepared run; None when the call has
-    anything but contiguous plain CPU tensors (containers, Python values, views with
-    strides, other devices: the general path handles those)."""
-    values = (*args, *kwargs.values()) if kwargs else args
-    key = [tuple(kwargs)] if kwargs else [len(args)]
-    for value in values:
-        if type(value) is not torch.Tensor or not value.is_cpu or \
-                not value.is_contiguous():
-            return None
-        key.append(value.dtype)
-        key.append(value.shape)
-    return values, tuple(key)
 
 
 # ---------------------------------------------------------------------------------------
@@ -502,9 +475,11 @@ class CompiledModule:
         self._history: dict[tuple, list[list[int]]] = {}  # structure -> shapes compiled
         self._lock = threading.RLock()
         self._warned = False
-        self._fast: dict[tuple, _FastCall] = {}  # _fast_key -> its prepared run
         # `out=` is the caller's output tensors unless the model takes an `out` itself.
         self._out_kw = not _takes_keyword(model, "out")
+        # The prepared runs of the call signatures seen (FastPath.cpp); it watches the
+        # weights too, and misses once one changed (then _check_weights says which).
+        self._fast = _C.FastPath(torch.Tensor, self._out_kw)
         #: One CompileRecord per compiled signature, in order.
         self.compiles: list[CompileRecord] = []
 
@@ -558,15 +533,23 @@ class CompiledModule:
                     f"from: call thunder.compile on the model again for the new weights",
                     "THUNDER_ERROR_INVALID_ARGUMENT")
 
-    def __call__(self, *args, **kwargs):
+    #: A call: the fast path (FastPath.cpp: a signature seen before, found by its
+    #: tensors' metadata), else _call.
+    __call__ = _C.compiled_module_call
+
+    def _call(self, args: tuple, kwargs: dict):
+        """A call the fast path missed: a new signature, values it does not take, out=
+        tensors, or a weight changed in place."""
         if self._versions:
             self._check_weights()
         out = kwargs.pop("out", None) if self._out_kw and "out" in kwargs else None
-        fast = _fast_key(args, kwargs)
+        fast = self._fast.key(args, kwargs)
         if fast is not None:
             call = self._fast.get(fast[1])
             if call is not None:
-                return call(fast[0], out)
+                outputs = None if out is None else \
+                    _check_out(call.entry, out, call.output_shapes)
+                return call(fast[0], outputs)
         match = self._match(args, kwargs)
         if match is None:
             with self._lock:
@@ -578,7 +561,8 @@ class CompiledModule:
         if fast is not None and getattr(entry, "device_type", None) == "cpu":
             call = self._remember(entry, flat, fast)
             if call is not None:
-                return call(fast[0], out)
+                return call(fast[0], None if out is None else
+                            _check_out(entry, out, call.output_shapes))
         return entry.run(flat, out)
 
     def _remember(self, entry: _Entry, flat: list, fast: tuple):
@@ -596,11 +580,11 @@ class CompiledModule:
         if len(self._fast) >= FAST_PATH_LIMIT:
             self._fast.clear()
         try:
-            call = _FastCall(entry, None if order == list(range(len(values))) else order,
-                             [values[i] for i in order])
+            call = _fast_call(entry, None if order == list(range(len(values))) else order,
+                              [values[i] for i in order])
         except _C.RuntimeError:
             return None  # the runtime refuses these inputs: the general path says why
-        self._fast[key] = call
+        self._fast.add(key, call)
         return call
 
     def _no_match(self, args: tuple, kwargs: dict):
@@ -748,6 +732,7 @@ class CompiledModule:
                 continue  # an inference tensor: it cannot be changed in place either
             self._tracked.add(id(tensor))
             self._versions.append((name, weakref.ref(tensor), version))
+            self._fast.watch(tensor)
         return weights if self._target == "cpu" else {}
 
     def _compile_with(self, args: tuple, kwargs: dict, progress: _Progress) -> _Entry:

@@ -37,9 +37,16 @@ def test_fast_path_is_taken_and_matches(cache_dir):
     x = torch.randn(4, 8)
     torch.testing.assert_close(cm(x), model(x).detach())
     assert len(cm._fast) == 1
-    call = next(iter(cm._fast.values()))
-    torch.testing.assert_close(cm(x), model(x).detach())  # through the fast path
-    assert next(iter(cm._fast.values())) is call
+    values, key = cm._fast.key((x,), {})
+    call = cm._fast.get(key)
+    assert call is not None and values[0] is x
+    # Through the fast path (one call into thunder._C, never the general path), and the
+    # same prepared run.
+    general = cm._call
+    cm._call = lambda *_: pytest.fail("the fast path missed")
+    torch.testing.assert_close(cm(x), model(x).detach())
+    cm._call = general
+    assert cm._fast.get(key) is call and len(cm._fast) == 1
 
 
 @pytest.mark.parametrize("template_bytes", [1 << 16, 0], ids=["template", "by-shape"])
@@ -252,3 +259,47 @@ def test_keep_module_false_frees_what_the_library_does_not_read(cache_dir):
     gc.collect()  # torch.export's objects hold it in reference cycles
     assert ref() is None
     torch.testing.assert_close(cm(x), expected)
+
+
+class Wide(torch.nn.Module):
+    """More inputs and outputs than the fast path keeps on its stack (8 values, 8
+    outputs, 16 pointers)."""
+
+    def forward(self, *xs):
+        return tuple(x * (i + 1) + xs[-1] for i, x in enumerate(xs[:-1]))
+
+
+def test_fast_path_many_inputs_and_outputs(cache_dir):
+    cm = thunder.compile(Wide(), cache_dir=cache_dir, progress=False)
+    xs = [torch.randn(2, 3) for _ in range(12)]
+    for _ in range(3):  # compile, remember, fast path
+        got = cm(*xs)
+        assert len(got) == 11
+        for g, w in zip(got, Wide()(*xs)):
+            torch.testing.assert_close(g, w)
+    assert len(cm._fast) == 1
+
+
+def test_fast_path_takes_plain_tensors_only(cache_dir):
+    # A tensor subclass (here a Parameter) may override what the fast path reads: the
+    # general path takes it, with the same result.
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x = torch.randn(4, 8)
+    cm(x)
+    p = torch.nn.Parameter(x.clone(), requires_grad=False)
+    torch.testing.assert_close(cm(p), model(x).detach())
+    assert len(cm._fast) == 1
+
+
+def test_fast_path_from_threads(cache_dir):
+    # Runs release the GIL: calls from several threads each get their own outputs.
+    import concurrent.futures
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    inputs = [torch.randn(4, 8) for _ in range(64)]
+    cm(inputs[0])
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(cm, inputs))
+    for x, y in zip(inputs, results):
+        torch.testing.assert_close(y, model(x).detach())
