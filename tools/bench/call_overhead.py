@@ -32,13 +32,14 @@ def _per_call_us(call, calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def contenders(workdir: pathlib.Path, skip: set[str]) -> dict:
+def contenders(workdir: pathlib.Path, skip: set[str], layers: int = 1) -> dict:
     import torch
     import thunder
     from thunder import capture
 
     torch.manual_seed(0)
-    model = torch.nn.Linear(8, 8).eval()
+    model = (torch.nn.Linear(8, 8) if layers == 1 else
+             torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(layers)])).eval()
     x = torch.randn(1, 8)
     calls = {"eager": lambda: model(x)}
     if "torch.compile" not in skip:
@@ -83,6 +84,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=2000, help="calls per sample")
     parser.add_argument("--skip", default="", help="comma-separated contenders to leave out")
+    parser.add_argument("--layers", type=int, default=1,
+                        help="Linear(8, 8) layers in sequence (2 weights each: what a "
+                             "call costs per weight)")
     parser.add_argument("--build-dir", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("THUNDER_BUILD_DIR",
                                                             ROOT / "build")))
@@ -93,7 +97,7 @@ def main(argv=None) -> int:
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="thunder-call-overhead-"))
     skip = set(args.skip.split(","))
     with torch.no_grad():
-        calls, library = contenders(workdir, skip)
+        calls, library = contenders(workdir, skip, args.layers)
         calls = {name: call for name, call in calls.items() if name not in skip}
         samples = {name: [] for name in calls}
         names = list(calls)
