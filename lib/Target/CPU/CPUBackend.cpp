@@ -326,6 +326,9 @@ static std::string dispatchSource(llvm::ArrayRef<std::string> variants, bool ran
 }
 
 /// The headers every compiled CPU model needs, written next to its source.
+/// The GEMM driver's unit in a library's sources (thunder_cpu_gemm.cpp).
+static constexpr const char *kGemmUnit = "kernels/thunder_cpu_gemm.cpp";
+
 static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
@@ -482,10 +485,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
     out.files.push_back({options.modelName + ".safetensors", std::move(weightsFile), blob,
                          /*binary=*/true});
     out.artifacts.push_back(options.modelName + ".safetensors");
-    addSupportFiles(out);
-    out.compileUnits = {"model.cpp"};
-    addKernelUnits(out);
-    return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
+    return finishUnits(out, {"model.cpp"});
   }
   out.files.push_back({"weights.bin", "", blob, /*binary=*/true});
   out.files.push_back(
@@ -496,9 +496,26 @@ LogicalResult Emitter::run(EmittedSources &out) {
                     "thunder_weights_blob:\n"
                     "\t.incbin \"weights.bin\"\n\t.byte 0\n"
                     "\t.section .note.GNU-stack,\"\",@progbits\n"});
+  return finishUnits(out, {"model.cpp", "weights.S"});
+}
+
+LogicalResult Emitter::finishUnits(EmittedSources &out, std::vector<std::string> units) {
   addSupportFiles(out);
-  out.compileUnits = {"model.cpp", "weights.S"};
+  out.compileUnits = std::move(units);
   addKernelUnits(out);
+  // The GEMM driver, compiled once for the library (thunder_cpu_gemm.cpp):
+  // matmuls and convolutions reach it (EmitGemm's kernels, thunder_cpu's
+  // matmul and gemm, the convolutions' GEMM paths). Under kernels/, so that
+  // it is built like a kernel and cached by content: its text never changes,
+  // so one object per support-header version and flags serves every model.
+  bool gemm = func.walk([](Operation *op) {
+                    return isa<MatmulOp, ConvolutionOp>(op) ? WalkResult::interrupt()
+                                                            : WalkResult::advance();
+                  }).wasInterrupted();
+  if (gemm) {
+    out.files.push_back({kGemmUnit, kThunderCpuGemmSource});
+    out.compileUnits.push_back(kGemmUnit);
+  }
   return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
 }
 

@@ -112,6 +112,9 @@ private:
   void emitKernelDeclarations(llvm::raw_ostream &os);
   /// A unit per distinct kernel (kernels/NAME.cpp) in `out`.
   void addKernelUnits(EmittedSources &out);
+  /// The support files and every unit after `units` (kernels, the GEMM
+  /// driver's when the program has GEMMs, custom kernels).
+  LogicalResult finishUnits(EmittedSources &out, std::vector<std::string> units);
   std::map<std::string, std::string> kernelSources;
   std::vector<std::string> kernelOrder;
   codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);

@@ -20,6 +20,11 @@
 #include <type_traits>
 #include <vector>
 
+// A model's kernels call the GEMM driver compiled once, in its library's
+// thunder_cpu_gemm.cpp (see thunder_cpu_gemm.h).
+#ifndef THUNDER_GEMM_APART
+#define THUNDER_GEMM_APART 1
+#endif
 #include "thunder_cpu_gemm.h"
 #include "thunder_scalar.h"
 #include "thunder_cpu_math.h"

@@ -17,6 +17,17 @@
 // 32-column panel; otherwise a portable loop nest the compiler vectorizes.
 // A is packed per (MC x KC) block into panels of at most MR rows (k-major,
 // balanced: panel_rows).
+//
+// Compiled once per library: with THUNDER_GEMM_APART set (thunder_cpu.h sets
+// it to 1 unless it is given; -DTHUNDER_GEMM_APART=0 compiles the driver
+// into every kernel again, to measure against), matmul_f32 and the plain
+// sgemm call the driver through
+// matmul_f32_apart / sgemm_apart, defined in thunder_cpu_gemm.cpp, one unit
+// of each library that has GEMMs, with the epilogue passed as an
+// EpilogueRef (a function pointer called once per finished tile). Kernel
+// units then compile only their epilogue: instantiating the driver in each
+// one took 4-10 s of the system compiler per unit. Without it (tests,
+// tools/bench) everything here is inline, as the templates are.
 #ifndef THUNDER_CPU_GEMM_H
 #define THUNDER_CPU_GEMM_H
 
@@ -407,6 +418,26 @@ struct NoEpilogue {
   void operator()(i64, i64, i64, i64) const {}
 };
 
+/// Any epilogue, type-erased: the driver compiled once calls it through a
+/// pointer per finished tile (a register tile is thousands of FMAs: the
+/// call costs nothing measurable). Refers to `epi`, which must outlive it.
+struct EpilogueRef {
+  void (*fn)(const void *, i64, i64, i64, i64) = nullptr; ///< null: no epilogue
+  const void *epi = nullptr;
+  EpilogueRef() = default;
+  explicit EpilogueRef(const NoEpilogue &) {}
+  template <class Epi>
+  explicit EpilogueRef(const Epi &e)
+      : fn([](const void *p, i64 r0, i64 r1, i64 c0, i64 c1) {
+          (*static_cast<const Epi *>(p))(r0, r1, c0, c1);
+        }),
+        epi(&e) {}
+  void operator()(i64 r0, i64 r1, i64 c0, i64 c1) const {
+    if (fn)
+      fn(epi, r0, r1, c0, c1);
+  }
+};
+
 enum class Act { None, Relu, GeluTanh, GeluErf, Silu };
 
 inline float activate(Act act, float v) {
@@ -731,21 +762,14 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   }
 }
 
-/// Convenience: op(B) unpacked, no epilogue.
-inline void sgemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
-                  const float *b, i64 ldb, float *c, i64 ldc, float beta = 0.0f,
-                  int threads = 0) {
-  sgemm(m, n, k, a, lda, ta, b, ldb, tb, nullptr, c, ldc, beta, NoEpilogue{}, threads);
-}
-
 /// A matmul of the backend: out[b] = op(lhs[b]) @ op(rhs[b or shared]) for
 /// batch slices (thunder_cpu::matmul's arguments), B prepacked when `packed`
 /// is given (then rhs is shared and unused). `epi` sees rows of the whole
-/// [batch * m, n] output.
+/// [batch * m, n] output. (matmul_f32 is what callers use.)
 template <class Epi>
-void matmul_f32(const float *lhs, const float *rhs, const float *packed, float *out,
-                i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
-                const Epi &epi) {
+void matmul_batched(const float *lhs, const float *rhs, const float *packed, float *out,
+                    i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
+                    const Epi &epi) {
   if (rhs_shared && !ta) {
     // One GEMM over all batches: [batch*m, k] @ [k, n].
     m *= batch;
@@ -768,9 +792,44 @@ void matmul_f32(const float *lhs, const float *rhs, const float *packed, float *
     auto shifted = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
       epi(b * m + r0, b * m + r1, c0, c1);
     };
+    // Through an EpilogueRef: the driver compiled apart is then one
+    // instance, sgemm<EpilogueRef> (a third of the unit's compile time).
     sgemm(m, n, k, lhs + b * m * k, lda, ta, packed ? nullptr : rhs + b * rhs_stride, ldb,
-          tb, packed, out + b * m * n, n, 0.0f, shifted, per_batch ? 1 : 0);
+          tb, packed, out + b * m * n, n, 0.0f, EpilogueRef(shifted), per_batch ? 1 : 0);
   }
+}
+
+#if THUNDER_GEMM_APART
+/// matmul_batched and the plain sgemm, compiled once (thunder_cpu_gemm.cpp).
+void matmul_f32_apart(const float *lhs, const float *rhs, const float *packed, float *out,
+                      i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
+                      EpilogueRef epi);
+void sgemm_apart(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
+                 const float *b, i64 ldb, float *c, i64 ldc, float beta, int threads);
+#endif
+
+/// matmul_batched with any epilogue (apart: through an EpilogueRef).
+template <class Epi>
+inline void matmul_f32(const float *lhs, const float *rhs, const float *packed, float *out,
+                       i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
+                       const Epi &epi) {
+#if THUNDER_GEMM_APART
+  matmul_f32_apart(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared,
+                   EpilogueRef(epi));
+#else
+  matmul_batched(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared, epi);
+#endif
+}
+
+/// Convenience: op(B) unpacked, no epilogue.
+inline void sgemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
+                  const float *b, i64 ldb, float *c, i64 ldc, float beta = 0.0f,
+                  int threads = 0) {
+#if THUNDER_GEMM_APART
+  sgemm_apart(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta, threads);
+#else
+  sgemm(m, n, k, a, lda, ta, b, ldb, tb, nullptr, c, ldc, beta, NoEpilogue{}, threads);
+#endif
 }
 
 } // namespace thunder_gemm

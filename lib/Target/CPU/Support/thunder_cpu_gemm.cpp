@@ -1,0 +1,25 @@
+// thunder_cpu_gemm.cpp: Thunder's GEMM driver, compiled once per library.
+//
+// Every GEMM of a model's kernels (thunder_gemm::matmul_f32 with the
+// kernel's epilogue, thunder_cpu::gemm and matmul for fp32) calls these two
+// functions (THUNDER_GEMM_APART, thunder_cpu_gemm.h), so the driver and its
+// microkernels are compiled in this unit only, not in each kernel's. The
+// backend adds this unit to libraries that have GEMMs or convolutions, under
+// kernels/ so that the kernel cache keeps its object by content like any
+// kernel's (lib/Target/CPU/CPUBackend.cpp).
+#include "thunder_cpu.h"
+
+namespace thunder_gemm {
+
+void matmul_f32_apart(const float *lhs, const float *rhs, const float *packed, float *out,
+                      i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
+                      EpilogueRef epi) {
+  matmul_batched(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared, epi);
+}
+
+void sgemm_apart(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
+                 const float *b, i64 ldb, float *c, i64 ldc, float beta, int threads) {
+  sgemm(m, n, k, a, lda, ta, b, ldb, tb, nullptr, c, ldc, beta, EpilogueRef(), threads);
+}
+
+} // namespace thunder_gemm
