@@ -233,14 +233,12 @@ public:
     py::object key = keyOf(args, kwargs, values);
     if (key.is_none())
       return miss();
-    PyObject *found = PyDict_GetItemWithError(table.ptr(), key.ptr());
-    if (!found) {
-      if (PyErr_Occurred())
-        throw py::error_already_set();
+    // A reference of our own: the run releases the GIL, and another thread
+    // may clear the table meanwhile.
+    py::object found = get(key);
+    if (found.is_none())
       return miss();
-    }
-    return py::handle(found).cast<const FastCall &>().run(values.data(), values.size(),
-                                                         py::none());
+    return found.cast<const FastCall &>().run(values.data(), values.size(), py::none());
   }
 
   /// (values, key) of a call the fast path could take, else None: the call's

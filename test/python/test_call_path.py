@@ -303,3 +303,18 @@ def test_fast_path_from_threads(cache_dir):
         results = list(pool.map(cm, inputs))
     for x, y in zip(inputs, results):
         torch.testing.assert_close(y, model(x).detach())
+
+
+def test_fast_path_table_cleared_while_threads_run(cache_dir, monkeypatch):
+    # With room for one signature, two alternating shapes clear the table on nearly every
+    # call, while other threads run through entries just dropped from it.
+    import concurrent.futures
+    monkeypatch.setattr(compiled_module, "FAST_PATH_LIMIT", 1)
+    model = _model()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    inputs = [torch.randn(4 if i % 2 else 6, 8) for i in range(200)]
+    cm(inputs[0])
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(cm, inputs))
+    for x, y in zip(inputs, results):
+        torch.testing.assert_close(y, model(x).detach())
