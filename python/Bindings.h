@@ -66,7 +66,8 @@ const PreparedRun &preparedRun(pybind11::handle signature);
 /// Adds TensorDesc, LoadedModel, Signature and runtime_version to the module.
 void bindRuntime(pybind11::module_ &m);
 
-/// Adds FastCall, FastPath and FAST_PATH_MISS (CompiledModule's fast path).
+/// Adds FastCall, FastPath and compiled_module_call (CompiledModule's fast
+/// path).
 void bindFastPath(pybind11::module_ &m);
 
 } // namespace thunder_python

@@ -209,7 +209,8 @@ public:
 /// A weight the library reads or was derived from: refused once changed in
 /// place (its version counter moved).
 struct Watched {
-  py::object ref; ///< a weak reference
+  std::string name; ///< its FQN, for the refusal's message
+  py::object ref;   ///< a weak reference
   long long version;
 };
 
@@ -224,11 +225,8 @@ public:
   py::object call(const py::tuple &args, const py::dict &kwargs) const {
     if (outKeyword && !kwargs.empty() && kwargs.contains("out"))
       return miss();
-    for (const Watched &weight : weights) {
-      py::object tensor = referent(weight.ref);
-      if (!tensor.is_none() && tensors.version(tensor.ptr()) != weight.version)
-        return miss(); // the general path raises, naming the weight
-    }
+    if (changedWeight())
+      return miss(); // the general path raises, naming the weight
     Values values = valuesOf(args, kwargs);
     py::object key = keyOf(args, kwargs, values);
     if (key.is_none())
@@ -268,12 +266,25 @@ public:
   size_t size() const { return py::len(table); }
   void clear() { table.clear(); }
 
-  /// Watches `tensor` from its current version on.
-  void watch(const py::object &tensor) {
+  /// Watches weight `name`, `tensor`, from its current version on (a
+  /// RuntimeError for an inference tensor, which has no version counter).
+  void watch(const std::string &name, const py::object &tensor) {
+    long long version = tensors.version(tensor.ptr());
     PyObject *ref = PyWeakref_NewRef(tensor.ptr(), nullptr);
     if (!ref)
       throw py::error_already_set();
-    weights.push_back({py::reinterpret_steal<py::object>(ref), tensors.version(tensor.ptr())});
+    weights.push_back({name, py::reinterpret_steal<py::object>(ref), version});
+  }
+
+  /// The first watched weight changed in place since it was watched (one
+  /// freed since is not), else null.
+  const std::string *changedWeight() const {
+    for (const Watched &weight : weights) {
+      py::object tensor = referent(weight.ref);
+      if (!tensor.is_none() && tensors.version(tensor.ptr()) != weight.version)
+        return &weight.name;
+    }
+    return nullptr;
   }
 
   /// What call() answers for a call it does not take.
@@ -385,8 +396,15 @@ void bindFastPath(py::module_ &m) {
            "(values, key) of a call the fast path could take, else None.")
       .def("get", &FastPath::get, py::arg("key"))
       .def("add", &FastPath::add, py::arg("key"), py::arg("call"))
-      .def("watch", &FastPath::watch, py::arg("tensor"),
-           "Misses every call once `tensor` is changed in place.")
+      .def("watch", &FastPath::watch, py::arg("name"), py::arg("tensor"),
+           "Misses every call once weight `name`, `tensor`, is changed in place.")
+      .def(
+          "changed_weight",
+          [](const FastPath &self) -> py::object {
+            const std::string *name = self.changedWeight();
+            return name ? py::object(py::str(*name)) : py::object(py::none());
+          },
+          "The name of the first watched weight changed in place, else None.")
       .def("clear", &FastPath::clear)
       .def("__len__", &FastPath::size);
   // An instance method (it binds `self` as a class attribute, which a builtin

@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 import warnings
-import weakref
 from typing import Any
 
 import torch
@@ -378,7 +377,7 @@ def _check_out(entry: "_Entry", out, shapes: list) -> list:
     return outputs
 
 
-def _fast_call(entry: _Entry, order: list[int] | None, tensors: list) -> _C.FastCall:
+def _fast_call(entry: _Entry, order: list[int], tensors: list) -> _C.FastCall:
     """The fast path of one exact call signature (which tensors, in which order, with
     which dtypes, shapes and device; every one contiguous): the runtime's Signature
     prepared once, the outputs' shapes, dtypes and allocators known, the flattening done.
@@ -391,12 +390,18 @@ def _fast_call(entry: _Entry, order: list[int] | None, tensors: list) -> _C.Fast
     shapes = [tuple(shape) for shape in signature.output_shapes]
     one = len(shapes) == 1 and entry.returns_one_tensor
     return _C.FastCall(
-        signature, list(range(len(tensors))) if order is None else order,
+        signature, order,
         [_allocator(shape, dtype) for shape, dtype in zip(shapes, entry.out_dtypes)],
         None if one else entry.build,
         # A program that draws random numbers takes a seed from torch's generator per call.
         functools.partial(runtime.seed_from_torch, native) if native.uses_random else None,
         entry, signature.output_shapes)
+
+
+def _run_fast(call: _C.FastCall, values: tuple, out):
+    """`call` on the call's tensors, into new outputs or the caller's `out=` (checked)."""
+    return call(values, None if out is None else
+                _check_out(call.entry, out, call.output_shapes))
 
 
 #: Outputs up to this many bytes are allocated like a template tensor the fast path
@@ -448,11 +453,10 @@ class CompiledModule:
         self._fallback = fallback
         self._model = model
         self._keep_module = keep_module
-        # Every weight a compiled signature was built from: (FQN, a weak reference to
-        # the tensor, its version counter then). A weight changed in place since is
-        # refused (_check_weights); weak, so that keep_module=False frees what the
-        # library does not read.
-        self._versions: list[tuple[str, Any, int]] = []
+        # The ids of the weights a compiled signature was built from; self._fast watches
+        # their version counters (by weak reference, so that keep_module=False frees
+        # what the library does not read), and a weight changed in place since is
+        # refused (_check_weights).
         self._tracked: set[int] = set()
         self._fuse = fuse
         # The device architectures: arch when given, else cuda_arch for the CUDA target,
@@ -524,14 +528,13 @@ class CompiledModule:
         """Refuses a call after a weight was changed in place since it was compiled: the
         library reads some weights from the module's own memory (zero-copy) and holds
         derived copies of others (folded, packed), so it would compute with a mix."""
-        for name, ref, version in self._versions:
-            tensor = ref()
-            if tensor is not None and tensor._version != version:
-                raise runtime_error(
-                    f"weight '{name}' of '{self._name}' was changed in place after it was "
-                    f"compiled; a CompiledModule computes with the weights it was compiled "
-                    f"from: call thunder.compile on the model again for the new weights",
-                    "THUNDER_ERROR_INVALID_ARGUMENT")
+        name = self._fast.changed_weight()
+        if name is not None:
+            raise runtime_error(
+                f"weight '{name}' of '{self._name}' was changed in place after it was "
+                f"compiled; a CompiledModule computes with the weights it was compiled "
+                f"from: call thunder.compile on the model again for the new weights",
+                "THUNDER_ERROR_INVALID_ARGUMENT")
 
     #: A call: the fast path (FastPath.cpp: a signature seen before, found by its
     #: tensors' metadata), else _call.
@@ -540,16 +543,13 @@ class CompiledModule:
     def _call(self, args: tuple, kwargs: dict):
         """A call the fast path missed: a new signature, values it does not take, out=
         tensors, or a weight changed in place."""
-        if self._versions:
-            self._check_weights()
+        self._check_weights()
         out = kwargs.pop("out", None) if self._out_kw and "out" in kwargs else None
         fast = self._fast.key(args, kwargs)
         if fast is not None:
             call = self._fast.get(fast[1])
             if call is not None:
-                outputs = None if out is None else \
-                    _check_out(call.entry, out, call.output_shapes)
-                return call(fast[0], outputs)
+                return _run_fast(call, fast[0], out)
         match = self._match(args, kwargs)
         if match is None:
             with self._lock:
@@ -561,8 +561,7 @@ class CompiledModule:
         if fast is not None and getattr(entry, "device_type", None) == "cpu":
             call = self._remember(entry, flat, fast)
             if call is not None:
-                return call(fast[0], None if out is None else
-                            _check_out(entry, out, call.output_shapes))
+                return _run_fast(call, fast[0], out)
         return entry.run(flat, out)
 
     def _remember(self, entry: _Entry, flat: list, fast: tuple):
@@ -580,8 +579,7 @@ class CompiledModule:
         if len(self._fast) >= FAST_PATH_LIMIT:
             self._fast.clear()
         try:
-            call = _fast_call(entry, None if order == list(range(len(values))) else order,
-                              [values[i] for i in order])
+            call = _fast_call(entry, order, [values[i] for i in order])
         except _C.RuntimeError:
             return None  # the runtime refuses these inputs: the general path says why
         self._fast.add(key, call)
@@ -727,12 +725,10 @@ class CompiledModule:
             if id(tensor) in self._tracked:
                 continue
             try:
-                version = tensor._version
+                self._fast.watch(name, tensor)
             except RuntimeError:
                 continue  # an inference tensor: it cannot be changed in place either
             self._tracked.add(id(tensor))
-            self._versions.append((name, weakref.ref(tensor), version))
-            self._fast.watch(tensor)
         return weights if self._target == "cpu" else {}
 
     def _compile_with(self, args: tuple, kwargs: dict, progress: _Progress) -> _Entry:

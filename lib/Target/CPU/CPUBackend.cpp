@@ -325,10 +325,10 @@ static std::string dispatchSource(llvm::ArrayRef<std::string> variants, bool ran
   return text;
 }
 
-/// The headers every compiled CPU model needs, written next to its source.
 /// The GEMM driver's unit in a library's sources (thunder_cpu_gemm.cpp).
 static constexpr const char *kGemmUnit = "kernels/thunder_cpu_gemm.cpp";
 
+/// The headers every compiled CPU model needs, written next to its source.
 static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});

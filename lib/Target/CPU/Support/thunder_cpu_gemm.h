@@ -21,13 +21,13 @@
 // Compiled once per library: with THUNDER_GEMM_APART set (thunder_cpu.h sets
 // it to 1 unless it is given; -DTHUNDER_GEMM_APART=0 compiles the driver
 // into every kernel again, to measure against), matmul_f32 and the plain
-// sgemm call the driver through
-// matmul_f32_apart / sgemm_apart, defined in thunder_cpu_gemm.cpp, one unit
-// of each library that has GEMMs, with the epilogue passed as an
-// EpilogueRef (a function pointer called once per finished tile). Kernel
-// units then compile only their epilogue: instantiating the driver in each
-// one took 4-10 s of the system compiler per unit. Without it (tests,
-// tools/bench) everything here is inline, as the templates are.
+// sgemm call the driver through matmul_f32_apart / sgemm_apart, defined in
+// thunder_cpu_gemm.cpp, one unit of each library that has GEMMs, with the
+// epilogue passed as an EpilogueRef (a function pointer called once per
+// finished tile). Kernel units then compile only their epilogue:
+// instantiating the driver in each one took 4-10 s of the system compiler
+// per unit. Without it (tests, tools/bench) everything here is inline, as
+// the templates are.
 #ifndef THUNDER_CPU_GEMM_H
 #define THUNDER_CPU_GEMM_H
 
