@@ -86,8 +86,15 @@ LogicalResult convertRmsNorm(NodeContext &ctx) {
 }
 
 /// _native_batch_norm_legit_no_training(input, weight, bias, running_mean,
-/// running_var, momentum, eps).
+/// running_var, momentum, eps), and batch_norm (before decomposition) with
+/// training false.
 LogicalResult convertBatchNorm(NodeContext &ctx) {
+  FailureOr<bool> training = ctx.getBool("training", false);
+  if (failed(training))
+    return failure();
+  if (*training)
+    return ctx.fail("batch norm in training mode computes the batch's statistics and "
+                    "updates the running ones; export the model in eval mode");
   FailureOr<RankedTensorType> type = ctx.resultType();
   FailureOr<Value> input = ctx.tensor("input");
   FailureOr<Value> weight = ctx.optionalTensor("weight");
@@ -162,5 +169,6 @@ void ::thunder::import::detail::registerCompositeConversions(ConversionTable &ta
   table["aten.layer_norm.default"] = convertLayerNorm;
   table["aten.rms_norm.default"] = convertRmsNorm;
   table["aten._native_batch_norm_legit_no_training.default"] = convertBatchNorm;
+  table["aten.batch_norm.default"] = convertBatchNorm;
   table["aten.scaled_dot_product_attention.default"] = convertAttention;
 }

@@ -40,7 +40,7 @@ LogicalResult convertIdentity(NodeContext &ctx) {
   return ctx.setResult(*self);
 }
 
-/// _to_copy / to.dtype: a dtype conversion (device and layout are ignored:
+/// _to_copy / to.dtype / to.device: a dtype conversion (device and layout are ignored:
 /// the compiled program decides where tensors live).
 LogicalResult convertToCopy(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.resultType();
@@ -410,7 +410,7 @@ void ::thunder::import::detail::registerDataMovementConversions(ConversionTable 
                          "aten.lift_fresh_copy.default"})
     table[op] = convertIdentity;
   for (const char *op : {"aten._to_copy.default", "aten.to.dtype",
-                         "aten.to.dtype_layout"})
+                         "aten.to.dtype_layout", "aten.to.device"})
     table[op] = convertToCopy;
   table["aten.permute.default"] = convertPermute;
   table["aten.transpose.int"] = convertTranspose;

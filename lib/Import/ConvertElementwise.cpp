@@ -347,7 +347,9 @@ void ::thunder::import::detail::registerElementwiseConversions(ConversionTable &
   table["aten.logical_or.default"] = convertLogical<LogicalOrOp>;
   table["aten.logical_xor.default"] = convertLogical<LogicalXorOp>;
   table["aten.logical_not.default"] = convertLogicalNot;
-  table["aten.where.self"] = convertWhere;
+  for (const char *op : {"aten.where.self", "aten.where.ScalarOther",
+                         "aten.where.ScalarSelf", "aten.where.Scalar"})
+    table[op] = convertWhere;
   for (const char *op : {"aten.clamp.default", "aten.clamp.Tensor",
                          "aten.clamp_min.default", "aten.clamp_max.default"})
     table[op] = convertClamp;

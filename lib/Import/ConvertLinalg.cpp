@@ -21,6 +21,70 @@ LogicalResult convertMatmul(NodeContext &ctx) {
       ctx.convert(*rhs, type->getElementType()), false, false));
 }
 
+/// torch.matmul: a dot product for two vectors, a vector operand promoted to a
+/// matrix (a row on the left, a column on the right) and that dim dropped
+/// from the result, and batch dims broadcast against each other. The batch
+/// dims are read from the recorded result type: an operand whose batch dims
+/// differ from them is broadcast to them (a 2-D right operand is shared by
+/// every batch as it is).
+LogicalResult convertTorchMatmul(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> lhs = ctx.tensor("self");
+  FailureOr<Value> rhs = ctx.tensor("other");
+  if (failed(type) || failed(lhs) || failed(rhs))
+    return failure();
+  Type element = type->getElementType();
+  Value a = ctx.convert(*lhs, element), b = ctx.convert(*rhs, element);
+  auto shapeOf = [](Value v) {
+    return SmallVector<int64_t>(cast<RankedTensorType>(v.getType()).getShape());
+  };
+  SmallVector<int64_t> aShape = shapeOf(a), bShape = shapeOf(b);
+  if (aShape.empty() || bShape.empty())
+    return ctx.fail("matmul of a 0-d tensor is not defined (PyTorch refuses it too)");
+  bool aVector = aShape.size() == 1, bVector = bShape.size() == 1;
+  auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+    return ctx.create<ReshapeOp>(cast<RankedTensorType>(v.getType()).clone(shape), v);
+  };
+  if (aVector)
+    a = reshape(a, {1, aShape[0]});
+  if (bVector)
+    b = reshape(b, {bShape[0], 1});
+  aShape = shapeOf(a);
+  bShape = shapeOf(b);
+  // The product's shape before the vector dims are dropped: the result's
+  // batch dims, then [M, N].
+  SmallVector<int64_t> batch(type->getShape());
+  if (!bVector)
+    batch.pop_back();
+  if (!aVector && !batch.empty())
+    batch.pop_back();
+  if (aShape.size() == 2 && bShape.size() == 2 && !batch.empty())
+    return ctx.fail("matmul: the recorded result has batch dims its 2-d operands lack");
+  auto withBatch = [&](Value v, ArrayRef<int64_t> shape) -> FailureOr<Value> {
+    SmallVector<int64_t> full(batch);
+    full.append(shape.end() - 2, shape.end());
+    if (ArrayRef<int64_t>(full) == shape)
+      return v;
+    return ctx.broadcastTo(v, full);
+  };
+  if (!batch.empty()) {
+    FailureOr<Value> fullA = withBatch(a, aShape);
+    if (failed(fullA))
+      return failure();
+    a = *fullA;
+    if (bShape.size() != 2) {
+      FailureOr<Value> fullB = withBatch(b, bShape);
+      if (failed(fullB))
+        return failure();
+      b = *fullB;
+    }
+  }
+  Value product = ctx.create<MatmulOp>(a, b, false, false);
+  if (aVector || bVector)
+    product = reshape(product, type->getShape());
+  return ctx.setResult(product);
+}
+
 /// addmm: beta * self + alpha * (mat1 @ mat2); `self` is the broadcast bias.
 LogicalResult convertAddmm(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.resultType();
@@ -171,9 +235,10 @@ LogicalResult convertConvolution(NodeContext &ctx) {
   FailureOr<Value> input = ctx.tensor("input");
   FailureOr<Value> weight = ctx.tensor("weight");
   FailureOr<Value> bias = ctx.optionalTensor("bias");
-  FailureOr<SmallVector<int64_t>> stride = ctx.getInts("stride");
-  FailureOr<SmallVector<int64_t>> padding = ctx.getInts("padding");
-  FailureOr<SmallVector<int64_t>> dilation = ctx.getInts("dilation");
+  // conv{1,2,3}d default these (aten.convolution always has them).
+  FailureOr<SmallVector<int64_t>> stride = ctx.getInts("stride", ArrayRef<int64_t>{1});
+  FailureOr<SmallVector<int64_t>> padding = ctx.getInts("padding", ArrayRef<int64_t>{0});
+  FailureOr<SmallVector<int64_t>> dilation = ctx.getInts("dilation", ArrayRef<int64_t>{1});
   FailureOr<bool> transposed = ctx.getBool("transposed", false);
   FailureOr<SmallVector<int64_t>> outputPadding =
       ctx.getInts("output_padding", ArrayRef<int64_t>{0});
@@ -269,6 +334,14 @@ LogicalResult convertAdaptivePool(NodeContext &ctx, llvm::StringRef name) {
   Value x = *input;
   size_t n = outputSize->size();
   int64_t first = type->getRank() - n;
+  // Global pooling (every output size 1, the usual head of a CNN): one
+  // reduction over all the pooled dims, whatever their sizes.
+  if (llvm::all_of(*outputSize, [](int64_t o) { return o == 1; })) {
+    SmallVector<int64_t> dims;
+    for (size_t i = 0; i < n; ++i)
+      dims.push_back(first + i);
+    return ctx.setResult(ctx.create<ReduceOp>(x, dims, /*keepdim=*/true));
+  }
   for (size_t i = 0; i < n; ++i) {
     int64_t dim = first + i;
     auto xType = cast<RankedTensorType>(x.getType());
@@ -365,7 +438,10 @@ void ::thunder::import::detail::registerLinalgConversions(ConversionTable &table
   table["aten.bmm.default"] = convertMatmul;
   table["aten.addmm.default"] = convertAddmm;
   table["aten.linear.default"] = convertLinear;
-  table["aten.convolution.default"] = convertConvolution;
+  for (const char *op : {"aten.convolution.default", "aten.conv1d.default",
+                         "aten.conv2d.default", "aten.conv3d.default"})
+    table[op] = convertConvolution;
+  table["aten.matmul.default"] = convertTorchMatmul;
   table["aten._trilinear.default"] = convertTrilinear;
   for (const char *op :
        {"aten.max_pool1d.default", "aten.max_pool2d.default",

@@ -184,6 +184,10 @@ void ::thunder::import::detail::registerMathConversions(ConversionTable &table) 
     table[std::string("aten.bitwise_and") + suffix] = convertBitwise<BitwiseAndOp, LogicalAndOp>;
     table[std::string("aten.bitwise_or") + suffix] = convertBitwise<BitwiseOrOp, LogicalOrOp>;
     table[std::string("aten.bitwise_xor") + suffix] = convertBitwise<BitwiseXorOp, LogicalXorOp>;
+    // `a & b` on tensors, before decomposition.
+    table[std::string("aten.__and__") + suffix] = convertBitwise<BitwiseAndOp, LogicalAndOp>;
+    table[std::string("aten.__or__") + suffix] = convertBitwise<BitwiseOrOp, LogicalOrOp>;
+    table[std::string("aten.__xor__") + suffix] = convertBitwise<BitwiseXorOp, LogicalXorOp>;
   }
   table["aten.bitwise_not.default"] = convertBitwiseNot;
   table["aten.elu.default"] = convertElu;

@@ -1,7 +1,7 @@
 //===- ConvertReductions.cpp - ATen reductions to thunder -----------------===//
 //
 // sum, mean, amax/amin, max/min over a dim (values and indices), prod,
-// argmax/argmin, any/all and cumsum. PyTorch reduces over every dim when the
+// argmax/argmin, any/all, cumsum and its inverse diff. PyTorch reduces over every dim when the
 // dim list is empty or absent; thunder lists the dims explicitly.
 //
 //===----------------------------------------------------------------------===//
@@ -146,6 +146,50 @@ LogicalResult convertCumsum(NodeContext &ctx) {
   return ctx.setResult(ctx.create<CumsumOp>(input, *d));
 }
 
+/// diff: out[i] = x[i + 1] - x[i] along `dim`, `n` times, after `prepend`
+/// and `append` are concatenated on either side (bool: x[i + 1] != x[i]).
+LogicalResult convertDiff(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  FailureOr<Value> self = ctx.tensor("self");
+  FailureOr<int64_t> n = ctx.getInt("n", 1);
+  FailureOr<int64_t> dim = ctx.getInt("dim", -1);
+  FailureOr<Value> prepend = ctx.optionalTensor("prepend");
+  FailureOr<Value> append = ctx.optionalTensor("append");
+  if (failed(type) || failed(self) || failed(n) || failed(dim) || failed(prepend) ||
+      failed(append))
+    return failure();
+  auto selfType = cast<RankedTensorType>(self->getType());
+  if (selfType.getRank() == 0)
+    return ctx.fail("diff of a 0-d tensor is not defined (PyTorch refuses it too)");
+  if (*n < 0)
+    return ctx.fail("diff: n must be non-negative, got " + llvm::Twine(*n));
+  FailureOr<int64_t> d = normalizeDim(ctx, *dim, selfType.getRank());
+  if (failed(d))
+    return failure();
+  Type element = type->getElementType();
+  SmallVector<Value> pieces;
+  for (Value piece : {*prepend, *self, *append})
+    if (piece)
+      pieces.push_back(ctx.convert(piece, element));
+  Value x = pieces.size() == 1
+                ? pieces.front()
+                : ctx.create<ConcatOp>(pieces, static_cast<uint64_t>(*d));
+  for (int64_t i = 0; i < *n; ++i) {
+    int64_t length = cast<RankedTensorType>(x.getType()).getDimSize(*d);
+    if (ShapedType::isDynamic(length))
+      return ctx.fail("diff along a dynamic dim is not supported yet");
+    if (length == 0)
+      break; // PyTorch: differences of an empty dim stay empty
+    FailureOr<Value> next = ctx.sliceDim(x, *d, 1, length);
+    FailureOr<Value> current = ctx.sliceDim(x, *d, 0, length - 1);
+    if (failed(next) || failed(current))
+      return failure();
+    x = element.isInteger(1) ? ctx.create<LogicalXorOp>(*next, *current)
+                             : ctx.create<SubOp>(*next, *current);
+  }
+  return ctx.setResult(x);
+}
+
 } // namespace
 
 void ::thunder::import::detail::registerReductionConversions(ConversionTable &table) {
@@ -168,4 +212,5 @@ void ::thunder::import::detail::registerReductionConversions(ConversionTable &ta
   for (const char *op : {"aten.all.dim", "aten.all.dims", "aten.all.default"})
     table[op] = convertAnyAll<MinOp>;
   table["aten.cumsum.default"] = convertCumsum;
+  table["aten.diff.default"] = convertDiff;
 }

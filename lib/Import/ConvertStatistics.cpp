@@ -238,7 +238,8 @@ LogicalResult convertBatchNormTraining(NodeContext &ctx) {
   return success();
 }
 
-/// native_dropout outside training (or p = 0): the input, and an all-true mask.
+/// native_dropout outside training (or p = 0): the input, and an all-true mask
+/// (dropout and its variants: the input alone).
 LogicalResult convertDropout(NodeContext &ctx) {
   FailureOr<Value> input = ctx.tensor("input");
   FailureOr<double> p = ctx.getFloat("p", 0.5);
@@ -400,7 +401,12 @@ void ::thunder::import::detail::registerStatisticsConversions(ConversionTable &t
   for (const char *op : {"aten._native_batch_norm_legit.default",
                          "aten._native_batch_norm_legit.no_stats"})
     table[op] = convertBatchNormTraining;
-  table["aten.native_dropout.default"] = convertDropout;
+  // dropout and its feature/alpha variants (before decomposition) have one
+  // result and the same arguments.
+  for (const char *op : {"aten.native_dropout.default", "aten.dropout.default",
+                         "aten.feature_dropout.default", "aten.alpha_dropout.default",
+                         "aten.feature_alpha_dropout.default"})
+    table[op] = convertDropout;
   table["aten.linalg_vector_norm.default"] = convertVectorNorm;
   table["aten._cdist_forward.default"] = convertCdist;
   table["aten._pdist_forward.default"] = convertPdist;

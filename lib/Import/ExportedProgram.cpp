@@ -174,11 +174,14 @@ ExportedProgram::parse(llvm::StringRef json, llvm::StringRef sourceName) {
                  llvm::Twine(kSupportedSchemaMajor) +
                  ".x (torch.export from torch 2.9 to 2.13)");
   program->torchVersion = root->getString("torch_version").value_or("").str();
+  // The TRAINING dialect (torch.export.export's own output, before
+  // run_decompositions) is read too: it is functional like the ATEN one, and
+  // its ops that the importer takes need no decomposition; any other op is
+  // reported as unsupported, with a hint to decompose.
   if (const Array *verifiers = root->getArray("verifiers"))
     for (const llvm::json::Value &v : *verifiers)
       if (v.getAsString() && *v.getAsString() == "TRAINING")
-        return error("the program is in torch.export's TRAINING dialect; call "
-                     "ep.run_decompositions() before torch.export.save");
+        program->trainingDialect = true;
 
   const Object *module = root->getObject("graph_module");
   const Object *graph = module ? module->getObject("graph") : nullptr;

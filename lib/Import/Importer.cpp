@@ -296,7 +296,12 @@ bool ProgramImporter::reportUnsupportedOps() {
       << options.sourceName << ": " << unsupported.size()
       << (unsupported.size() == 1 ? " op is" : " ops are")
       << " not supported by Thunder: " << llvm::join(names, ", ")
-      << " (docs/core-aten-coverage.md lists what is)";
+      << " (docs/core-aten-coverage.md lists what is)"
+      << (program.trainingDialect
+              ? "; the program is in torch.export's TRAINING dialect: "
+                "ep.run_decompositions() before torch.export.save turns "
+                "composite ops into core ATen ops"
+              : "");
   return true;
 }
 

@@ -36,7 +36,8 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from . import _C
-from .errors import CompileError, ImportError, RuntimeError, UnsupportedModelError  # noqa: A004
+from .errors import (CompileError, DecompositionRetryWarning, ImportError,  # noqa: A004
+                     RuntimeError, UnsupportedModelError)
 from .examine import ExamineReport, OpReport, examine
 from .program import ImportedProgram, export, load_pt2
 from .compiled import CompiledModule, CompileRecord, compile  # noqa: A004
@@ -56,6 +57,7 @@ __all__ = [
     "CompileError",
     "CompileRecord",
     "CompiledModule",
+    "DecompositionRetryWarning",
     "ExamineReport",
     "ImportedProgram",
     "Model",

@@ -7,6 +7,7 @@ of the live tensors.
 """
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -96,17 +97,49 @@ def _from_torchscript(model, args: tuple, kwargs: dict | None) -> ExportedProgra
             f"torch.export program (torch.export.export(model, args)) instead.") from error
 
 
-def _needs_decomposition(ep: ExportedProgram, table: dict) -> bool:
-    """Whether `ep` is not yet in the form the importer takes: still in the training
-    dialect, or calling an op outside the core ATen opset that the table decomposes.
-    (Core ops such as aten.sym_size.int have table entries too but stay after
-    run_decompositions, so they do not count.)"""
-    if getattr(ep.verifier, "dialect", "ATEN") != "ATEN":
+def _serialized_name(target: Any) -> str | None:
+    """The name the program JSON gives a call's target ("aten.add.Tensor",
+    "_operator.mul"), as the importer's table keys it; None for a target it cannot
+    name (a higher-order op such as wrap_with_set_grad_enabled)."""
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return None
+    module, name = getattr(target, "__module__", None), getattr(target, "__name__", None)
+    return f"{module}.{name}" if module and name else None
+
+
+def _importable(target: Any, supported: set[str]) -> bool:
+    """Whether the importer converts this call as it is (a functional op it takes)."""
+    if target is operator.getitem:  # the JSON folds it into its producer's outputs
         return True
+    if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
+        return False
+    return _serialized_name(target) in supported
+
+
+def _needs_decomposition(ep: ExportedProgram, table: dict) -> bool:
+    """Whether `ep` must go through run_decompositions before the importer takes it.
+
+    Not when the importer converts every call as it is: run_decompositions retraces
+    the whole model through functionalization and symbolic shapes (seconds for a
+    transformer, more with a dynamic batch), and the importer takes the common
+    composites itself (linear, layer_norm, conv2d, batch_norm, matmul, softmax, dropout,
+    ...). A TRAINING-dialect program (torch.export.export's own output) with any other
+    call is decomposed; an ATEN-dialect one only when it calls an op outside the core
+    ATen opset that the table decomposes (an op nothing decomposes is left for the
+    importer to report). (Core ops such as aten.sym_size.int have table entries too but
+    stay after run_decompositions, so they do not count.)"""
+    supported = set(_C.supported_ops())
+    training = getattr(ep.verifier, "dialect", "ATEN") != "ATEN"
     for node in ep.graph.nodes:
         target = node.target
-        if (node.op == "call_function" and isinstance(target, torch._ops.OpOverload)
-                and target in table and torch.Tag.core not in target.tags):
+        if node.op != "call_function" or _importable(target, supported):
+            continue
+        if training:
+            return True
+        if (isinstance(target, torch._ops.OpOverload) and target in table
+                and torch.Tag.core not in target.tags):
             return True
     return False
 
@@ -148,11 +181,11 @@ def export_program(model: Any, args: Any = (), kwargs: dict | None = None,
         f"GraphModule, a torch.jit.ScriptModule or a torch.export.ExportedProgram")
 
 
-def decompose(ep: ExportedProgram) -> ExportedProgram:
-    """`ep` decomposed with decomposition_table() unless it is already in the form the
-    importer takes (capture's second half)."""
+def decompose(ep: ExportedProgram, always: bool = False) -> ExportedProgram:
+    """`ep` decomposed with decomposition_table() unless it is already in a form the
+    importer takes (capture's second half); `always`: decomposed regardless."""
     table = decomposition_table()
-    if _needs_decomposition(ep, table):
+    if always or _needs_decomposition(ep, table):
         with warnings.catch_warnings():
             # torch 2.13's run_decompositions deep-copies pytree specs, which trips
             # torch's own LeafSpec deprecation warning: noise for every user.

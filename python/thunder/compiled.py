@@ -29,7 +29,7 @@ from torch.utils import _pytree as pytree
 from . import _C, capture, custom_ops, partition, runtime
 from .cache import Cache, host_cpu_digest, key as cache_key, program_digest, weights_digest
 from .errors import UnsupportedModelError, runtime_error
-from .program import import_exported
+from .program import import_captured
 
 __all__ = ["CompileRecord", "CompiledModule", "compile"]
 
@@ -747,6 +747,7 @@ class CompiledModule:
         # The key is made from the program before decomposition, which a cache hit then
         # skips (it is most of torch.export's time).
         mark = time.monotonic()
+        ep_json = capture.program_json(ep)  # imported as it is when not decomposed
         views, _ = capture.weight_views(ep, to_host=self._target != "cpu")
         signature = _signature_text(ep)
         options = {"cpu": self._cpu, "external_weights": self._external_weights,
@@ -767,7 +768,7 @@ class CompiledModule:
         # by the compile (after constant folding, at offsets the library has baked in), so
         # an entry is only valid for the weights it was compiled from.
         key = cache_key({"compiler": _compiler_fingerprint(),
-                         "program": program_digest(capture.program_json(ep)),
+                         "program": program_digest(ep_json),
                          "signature": [str(spec), signature, str(ep.call_spec.out_spec)],
                          "target": self._target, "options": options,
                          "weights": weights_digest(views)})
@@ -786,19 +787,10 @@ class CompiledModule:
                 self._cache.discard(key)
         if model is None:
             def build(directory) -> dict:
-                mark = time.monotonic()
-                decomposed = capture.decompose(ep)
-                seconds["decompose"] = time.monotonic() - mark
-                progress.phase("decomposed", seconds["decompose"])
-                mark = time.monotonic()
-                program = capture.tensor_outputs_only(capture.program_json(decomposed))
-                views, keep_alive = capture.weight_views(decomposed, to_host=self._target != "cpu")
-                try:
-                    module = import_exported(decomposed, program, views, keep_alive, self._model)
-                except _C.ImportError as error:
-                    error.thunder_program = decomposed  # what fallback partitions split
-                    raise
-                seconds["import"] = time.monotonic() - mark
+                module, _ = import_captured(ep, self._model, to_host=self._target != "cpu",
+                                            seconds=seconds, ep_json=ep_json)
+                if seconds["decompose"] >= 0.05:
+                    progress.phase("decomposed", seconds["decompose"])
                 progress.phase("imported", seconds["import"])
                 result = module.compile(str(directory), target=self._target,
                                         name=self._name, cpu=self._cpu,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from . import _C
 
-__all__ = ["CompileError", "ImportError", "RuntimeError", "UnsupportedModelError"]
+__all__ = ["CompileError", "DecompositionRetryWarning", "ImportError", "RuntimeError",
+           "UnsupportedModelError"]
 
 #: A program cannot be imported: every unsupported op with its source lines, malformed
 #: input, an unusable weight. Raised by the C++ importer (thunder._C.ImportError).
@@ -33,3 +34,10 @@ def runtime_error(message: str,
 class UnsupportedModelError(ValueError):
     """The model cannot be turned into a torch.export program: a TorchScript module that
     does not convert, or an object that is no PyTorch model."""
+
+
+class DecompositionRetryWarning(UserWarning):
+    """The importer refused a program as torch.export wrote it although it takes each of
+    its ops (a converter refusing arguments that PyTorch's decompositions rewrite), so the
+    program was decomposed and imported again: the model compiled, seconds later than it
+    should have. The message has the importer's error; it is a gap worth reporting."""

@@ -617,15 +617,16 @@ class _Prepared:
     def __init__(self, step: Step, weights: dict[str, Any], values: list, target: str):
         from . import capture
         from .compiled import _signature_text
-        from .program import import_exported
+        from .program import import_captured
 
         self.step = step
         module = _partition_module(step, weights)
-        self.ep = capture.decompose(capture.export_program(module, tuple(values), {}, None))
+        exported = capture.export_program(module, tuple(values), {}, None)
+        self.module, self.ep = import_captured(exported, module, to_host=target != "cpu")
         self.signature = _signature_text(self.ep)
+        # What the library's cache key is made of: the program imported, its weights.
         self.program = capture.tensor_outputs_only(capture.program_json(self.ep))
-        self.views, keep_alive = capture.weight_views(self.ep, to_host=target != "cpu")
-        self.module = import_exported(self.ep, self.program, self.views, keep_alive, module)
+        self.views, _ = capture.weight_views(self.ep, to_host=target != "cpu")
         #: The weights by the name the library knows them by: the model's own tensors.
         self.weights = {name: value for name, value in (*self.ep.state_dict.items(),
                                                         *self.ep.constants.items())
@@ -678,7 +679,8 @@ def fallback_entry(cm: Any, args: tuple, kwargs: dict, error: Exception):
     if ep.range_constraints:
         # Partitions are compiled for static shapes: values crossing a partition boundary
         # carry no symbolic sizes then.
-        ep = capture.decompose(capture.export_program(cm._model, args, kwargs, None))
+        ep = capture.decompose(capture.export_program(cm._model, args, kwargs, None),
+                               always=True)
     flat, _ = _flatten(args, kwargs, ep.call_spec.in_spec)
     # An op refused for its operand types falls back wherever it is used (the error
     # names the op, not the node): conservative, and a partition that still does not

@@ -6,7 +6,7 @@ from typing import Any
 
 from . import _C
 
-__all__ = ["ImportedProgram", "export", "import_exported", "load_pt2"]
+__all__ = ["ImportedProgram", "export", "import_captured", "import_exported", "load_pt2"]
 
 
 class ImportedProgram:
@@ -90,10 +90,62 @@ def export(model: Any, args: Any = (), kwargs: dict | None = None,
     """
     from . import capture
 
-    ep = capture.capture(model, args, kwargs, dynamic_shapes)
-    views, keep_alive = capture.weight_views(ep)
-    module = import_exported(ep, capture.program_json(ep), views, keep_alive, model)
-    return ImportedProgram(module, ep)
+    ep = capture.export_program(model, args, kwargs, dynamic_shapes)
+    module, imported = import_captured(ep, model)
+    return ImportedProgram(module, imported)
+
+
+def import_captured(ep: Any, model: Any, to_host: bool = False,
+                    seconds: dict | None = None,
+                    ep_json: bytes | None = None) -> tuple[_C.Module, Any]:
+    """`ep` decomposed where the importer needs it (capture.decompose) and imported:
+    the module and the program it was imported from.
+
+    A program imported as torch.export wrote it (every call one the importer converts,
+    so not decomposed) whose import fails anyway, a converter refusing arguments that
+    the decomposition would have rewritten, is decomposed and imported again: such a
+    gap costs compile time, not the model. The ImportError raised names the program it
+    was raised for as `thunder_program` (what fallback partitions split). `seconds`, when
+    given, gets the wall time of "decompose" and "import"; `ep_json`, when given, is
+    capture.program_json(ep), which the caller had already made (for a cache key)."""
+    import time
+
+    from . import capture
+
+    def attempt(always: bool) -> tuple[_C.Module, Any]:
+        mark = time.monotonic()
+        program = capture.decompose(ep, always=always)
+        if seconds is not None:
+            seconds["decompose"] = seconds.get("decompose", 0.0) + time.monotonic() - mark
+        mark = time.monotonic()
+        raw = ep_json if program is ep and ep_json is not None else capture.program_json(program)
+        text = capture.tensor_outputs_only(raw)
+        views, keep_alive = capture.weight_views(program, to_host=to_host)
+        try:
+            module = import_exported(program, text, views, keep_alive, model)
+        except _C.ImportError as error:
+            error.thunder_program = program
+            raise
+        finally:
+            if seconds is not None:
+                seconds["import"] = seconds.get("import", 0.0) + time.monotonic() - mark
+        return module, program
+
+    try:
+        return attempt(always=False)
+    except _C.ImportError as error:
+        if error.thunder_program is not ep:
+            raise  # it was decomposed: nothing else to try
+        refusal = str(error)
+    result = attempt(always=True)
+    import warnings
+
+    from .errors import DecompositionRetryWarning
+
+    warnings.warn(f"thunder: the importer refused the program as torch.export wrote it, "
+                  f"and took it after PyTorch's decompositions:\n{refusal}",
+                  DecompositionRetryWarning, stacklevel=3)
+    return result
 
 
 def import_exported(ep: Any, program_json: bytes, views: dict, keep_alive: list,

@@ -85,6 +85,8 @@ def assert_close_tree(actual, expected, rtol: float = 1e-4, atol: float = 1e-4) 
 
 
 def pytest_configure(config):
+    # A converter that refuses an op before decomposition is a bug the retry would hide.
+    config.addinivalue_line("filterwarnings", "error::thunder.errors.DecompositionRetryWarning")
     # torch 2.13's own deprecation noise, raised inside torch (run_decompositions
     # deep-copies pytree specs; torch.jit is deprecated, and the TorchScript path is what
     # those tests are about).

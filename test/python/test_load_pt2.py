@@ -29,7 +29,24 @@ def test_load_pt2(linear_pt2):
     assert program.verify()
     assert program.exported_program is None
     assert program.input_types == ["tensor<2x8xf32>"]
-    assert program.ops == thunder.export(model, (torch.randn(2, 8),)).ops
+    # The archive holds the decomposed program: the same ops as exporting that one.
+    decomposed = torch.export.export(model, (torch.randn(2, 8),)).run_decompositions(
+        capture.decomposition_table())
+    assert program.ops == thunder.export(decomposed).ops
+
+
+def test_load_pt2_of_the_training_dialect(tmp_path):
+    # torch.export.export's own output, saved as it is: the importer takes its
+    # composites (aten.linear) and it runs like the model.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16)).eval()
+    x = torch.randn(2, 8)
+    ep = torch.export.export(model, (x,))
+    assert ep.verifier.dialect == "TRAINING"
+    torch.export.save(ep, tmp_path / "model.pt2")
+    program = thunder.load_pt2(tmp_path / "model.pt2")
+    assert program.verify()
+    assert program.ops == thunder.export(model, (x,)).ops
 
 
 def test_pt2_weights_point_into_the_archive(linear_pt2):

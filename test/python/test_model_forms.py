@@ -68,33 +68,68 @@ def test_fx_graph_module(mlp, reference_ops):
     assert mlp_ops(thunder.export(traced, args)) == reference_ops
 
 
-def test_training_dialect_program_is_decomposed(mlp, reference_ops):
+def test_training_dialect_program_is_imported_as_it_is(mlp, reference_ops):
+    # Every op of torch.export's own output is one the importer takes (aten.linear,
+    # aten.relu): no run_decompositions, which retraces the whole model.
     model, args = mlp
     ep = torch.export.export(model, args)
     assert ep.verifier.dialect == "TRAINING"
-    program = thunder.export(ep)
-    assert program.exported_program is not ep
-    assert program.exported_program.verifier.dialect == "ATEN"
-    assert mlp_ops(program) == reference_ops
-
-
-def test_decomposed_program_is_used_as_is(mlp, reference_ops):
-    model, args = mlp
-    ep = torch.export.export(model, args).run_decompositions(capture.decomposition_table())
     program = thunder.export(ep)
     assert program.exported_program is ep
     assert mlp_ops(program) == reference_ops
 
 
-def test_program_without_decompositions_is_decomposed(mlp, reference_ops):
+class Addcmul(nn.Module):
+    def forward(self, x, y):
+        return torch.addcmul(x, x, y, value=0.5)
+
+
+def test_training_dialect_program_with_a_composite_is_decomposed():
+    # aten.addcmul is not one the importer takes: the program is decomposed first.
+    args = (torch.randn(3, 4), torch.randn(3, 4))
+    ep = torch.export.export(Addcmul(), args)
+    assert any(n.target is torch.ops.aten.addcmul.default for n in ep.graph.nodes)
+    program = thunder.export(ep)
+    assert program.exported_program is not ep
+    assert program.exported_program.verifier.dialect == "ATEN"
+    assert program.verify()
+
+
+def test_a_refused_direct_import_is_decomposed_with_a_warning(mlp, monkeypatch):
+    # A converter that refuses an op as torch.export wrote it (arguments the importer
+    # does not take before decomposition): the program is decomposed and imported again,
+    # and the warning carries the importer's message.
+    from thunder import _C, program as program_module
+
+    model, args = mlp
+    ep = torch.export.export(model, args)
+    real = program_module.import_exported
+    seen = []
+
+    def refuse_undecomposed(exported, *rest):
+        seen.append(exported.verifier.dialect)
+        if exported.verifier.dialect == "TRAINING":
+            raise _C.ImportError("aten.linear.default: a refusal made up by this test")
+        return real(exported, *rest)
+
+    monkeypatch.setattr(program_module, "import_exported", refuse_undecomposed)
+    with pytest.warns(thunder.DecompositionRetryWarning, match="made up by this test"):
+        program = thunder.export(ep)
+    assert seen == ["TRAINING", "ATEN"]
+    assert program.exported_program.verifier.dialect == "ATEN"
+    mlp_ops(program)
+
+
+def test_aten_program_with_composites_the_importer_takes_is_used_as_is(mlp,
+                                                                        reference_ops):
     # run_decompositions({}) gives the ATEN dialect but keeps aten.linear, which the
-    # default table decomposes.
+    # importer takes as it is.
     model, args = mlp
     ep = torch.export.export(model, args).run_decompositions({})
     assert ep.verifier.dialect == "ATEN"
     assert any(n.target is torch.ops.aten.linear.default for n in ep.graph.nodes)
     program = thunder.export(ep)
-    assert program.exported_program is not ep
+    assert program.exported_program is ep
     assert mlp_ops(program) == reference_ops
 
 

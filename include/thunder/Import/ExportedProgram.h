@@ -88,6 +88,8 @@ public:
 
   int64_t schemaMajor = 0, schemaMinor = 0;
   std::string torchVersion;
+  /// torch.export's TRAINING dialect (not decomposed) rather than ATEN.
+  bool trainingDialect = false;
   std::vector<InputSpec> inputSpecs;
   std::vector<const llvm::json::Object *> graphInputs;
   std::vector<OutputSpec> outputSpecs;

@@ -99,11 +99,22 @@ TEST(ImporterTest, RejectsAnUnknownSchemaMajorVersion) {
       << r.all();
 }
 
-TEST(ImporterTest, RejectsTheTrainingDialect) {
+TEST(ImporterTest, ImportsTheTrainingDialect) {
   Result r = import(program("torch.ops.aten.relu.default", 8, 7, "TRAINING"));
+  EXPECT_TRUE(r.ok) << r.all();
+}
+
+TEST(ImporterTest, TrainingDialectWithAnUnsupportedOpSuggestsDecomposing) {
+  Result r = import(program("torch.ops.aten.cumprod.default", 8, 7, "TRAINING"));
   EXPECT_FALSE(r.ok);
-  EXPECT_TRUE(contains(r.all(), "TRAINING dialect; call ep.run_decompositions()"))
-      << r.all();
+  EXPECT_TRUE(contains(r.all(), "unsupported op aten.cumprod.default")) << r.all();
+  EXPECT_TRUE(contains(r.all(), "TRAINING dialect: ep.run_decompositions()")) << r.all();
+}
+
+TEST(ImporterTest, AtenDialectWithAnUnsupportedOpDoesNotMentionTraining) {
+  Result r = import(program("torch.ops.aten.cumprod.default"));
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(contains(r.all(), "TRAINING")) << r.all();
 }
 
 TEST(ImporterTest, RejectsAnUnsupportedDtypeNamingTheTensor) {
