@@ -19,7 +19,7 @@ from torch.export.graph_signature import InputKind
 from . import _C
 from .errors import UnsupportedModelError
 
-__all__ = ["capture", "decompose", "decomposition_table", "export_program", "program_json",
+__all__ = ["capture", "decomposable", "decompose", "decomposition_table", "export_program", "program_json",
            "source_name",
            "tensor_outputs_only", "training_mode_hint", "weight_views"]
 
@@ -118,7 +118,19 @@ def _importable(target: Any, supported: set[str]) -> bool:
     return _serialized_name(target) in supported
 
 
-def _needs_decomposition(ep: ExportedProgram, table: dict) -> bool:
+def decomposable(ep: ExportedProgram, table: dict | None = None) -> bool:
+    """Whether run_decompositions would change `ep`: a TRAINING-dialect program, or one
+    calling an op outside the core ATen opset that the table (decomposition_table())
+    decomposes."""
+    table = decomposition_table() if table is None else table
+    if getattr(ep.verifier, "dialect", "ATEN") != "ATEN":
+        return True
+    return any(node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+               and node.target in table and torch.Tag.core not in node.target.tags
+               for node in ep.graph.nodes)
+
+
+def _needs_decomposition(ep: ExportedProgram, table: dict | None = None) -> bool:
     """Whether `ep` must go through run_decompositions before the importer takes it.
 
     Not when the importer converts every call as it is: run_decompositions retraces
@@ -138,6 +150,8 @@ def _needs_decomposition(ep: ExportedProgram, table: dict) -> bool:
             continue
         if training:
             return True
+        if table is None:
+            table = decomposition_table()  # built only when needed: ~0.1 s
         if (isinstance(target, torch._ops.OpOverload) and target in table
                 and torch.Tag.core not in target.tags):
             return True
@@ -183,14 +197,13 @@ def export_program(model: Any, args: Any = (), kwargs: dict | None = None,
 
 def decompose(ep: ExportedProgram, always: bool = False) -> ExportedProgram:
     """`ep` decomposed with decomposition_table() unless it is already in a form the
-    importer takes (capture's second half); `always`: decomposed regardless."""
-    table = decomposition_table()
-    if always or _needs_decomposition(ep, table):
+    importer takes (capture's second half); `always`: whenever decomposing changes it."""
+    if decomposable(ep) if always else _needs_decomposition(ep):
         with warnings.catch_warnings():
             # torch 2.13's run_decompositions deep-copies pytree specs, which trips
             # torch's own LeafSpec deprecation warning: noise for every user.
             warnings.filterwarnings("ignore", message=r".*LeafSpec.*", category=FutureWarning)
-            ep = ep.run_decompositions(table)
+            ep = ep.run_decompositions(decomposition_table())
     return ep
 
 

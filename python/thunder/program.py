@@ -134,8 +134,8 @@ def import_captured(ep: Any, model: Any, to_host: bool = False,
     try:
         return attempt(always=False)
     except _C.ImportError as error:
-        if error.thunder_program is not ep:
-            raise  # it was decomposed: nothing else to try
+        if error.thunder_program is not ep or not capture.decomposable(ep):
+            raise  # decomposed already, or nothing to decompose: nothing else to try
         refusal = str(error)
     result = attempt(always=True)
     import warnings
