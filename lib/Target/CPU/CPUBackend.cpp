@@ -325,8 +325,10 @@ static std::string dispatchSource(llvm::ArrayRef<std::string> variants, bool ran
   return text;
 }
 
-/// The GEMM driver's unit in a library's sources (thunder_cpu_gemm.cpp).
+/// The GEMM and convolution drivers' units in a library's sources
+/// (thunder_cpu_gemm.cpp, thunder_cpu_conv.cpp).
 static constexpr const char *kGemmUnit = "kernels/thunder_cpu_gemm.cpp";
+static constexpr const char *kConvUnit = "kernels/thunder_cpu_conv.cpp";
 
 /// The headers every compiled CPU model needs, written next to its source.
 static void addSupportFiles(EmittedSources &out) {
@@ -508,13 +510,19 @@ LogicalResult Emitter::finishUnits(EmittedSources &out, std::vector<std::string>
   // matmul and gemm, the convolutions' GEMM paths). Under kernels/, so that
   // it is built like a kernel and cached by content: its text never changes,
   // so one object per support-header version and flags serves every model.
-  bool gemm = func.walk([](Operation *op) {
-                    return isa<MatmulOp, ConvolutionOp>(op) ? WalkResult::interrupt()
-                                                            : WalkResult::advance();
-                  }).wasInterrupted();
+  // The convolution driver likewise (thunder_cpu_conv.cpp).
+  bool gemm = false, conv = false;
+  func.walk([&](Operation *op) {
+    gemm |= isa<MatmulOp, ConvolutionOp>(op);
+    conv |= isa<ConvolutionOp>(op);
+  });
   if (gemm) {
     out.files.push_back({kGemmUnit, kThunderCpuGemmSource});
     out.compileUnits.push_back(kGemmUnit);
+  }
+  if (conv) {
+    out.files.push_back({kConvUnit, kThunderCpuConvSource});
+    out.compileUnits.push_back(kConvUnit);
   }
   return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
 }

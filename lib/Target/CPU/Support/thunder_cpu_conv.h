@@ -463,10 +463,10 @@ inline void conv(const float *in, const float *w, const float *bias, float *out,
 /// above); what it does not take (f64, f16, bf16, f8, integers, or a shape
 /// oneDNN refuses) runs as im2col + GEMM per group: each group's input
 /// patches unrolled into a [cin_g * kernel, out_size] matrix, then one GEMM
-/// with the weights.
+/// with the weights. (conv below is what kernels call.)
 template <class T>
-void conv(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
-          i64 cout, i64 groups, const Window &win, bool weights_constant = false) {
+void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
+                 i64 cout, i64 groups, const Window &win, bool weights_constant) {
   if constexpr (std::is_same_v<T, float>) {
     if (direct_conv::takes(cin, cout, groups, win)) {
       direct_conv::conv(in, w, bias, out, batch, cin, cout, groups, win);
@@ -522,6 +522,28 @@ void conv(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
           T &v = out[(b * cout + c) * out_size + o];
           v = st<T>(cv(v) + cv(bias[c]));
         }
+}
+
+#if THUNDER_GEMM_APART
+/// conv_inline<float>, compiled once per library (thunder_cpu_conv.cpp): its
+/// direct kernels, oneDNN calls and im2col fallback took 1.3-2.3 s of the
+/// system compiler in every convolution kernel's unit.
+void conv_f32_apart(const float *in, const float *w, const float *bias, float *out,
+                    i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
+                    bool weights_constant);
+#endif
+
+/// A convolution (conv_inline's); fp32 ones through the driver compiled once
+/// per library, unless THUNDER_GEMM_APART is 0.
+template <class T>
+void conv(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
+          i64 cout, i64 groups, const Window &win, bool weights_constant = false) {
+#if THUNDER_GEMM_APART
+  if constexpr (std::is_same_v<T, float>)
+    conv_f32_apart(in, w, bias, out, batch, cin, cout, groups, win, weights_constant);
+  else
+#endif
+    conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant);
 }
 
 /// Max (is_max) or average pooling over the trailing spatial dims; `planes`
