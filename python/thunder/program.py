@@ -134,8 +134,10 @@ def import_captured(ep: Any, model: Any, to_host: bool = False,
     try:
         return attempt(always=False)
     except _C.ImportError as error:
-        if error.thunder_program is not ep or not capture.decomposable(ep):
-            raise  # decomposed already, or nothing to decompose: nothing else to try
+        # Not the conversion's (a weight the views refused: no program named), decomposed
+        # already, or nothing to decompose: nothing else to try.
+        if getattr(error, "thunder_program", None) is not ep or not capture.decomposable(ep):
+            raise
         refusal = str(error)
     result = attempt(always=True)
     import warnings
