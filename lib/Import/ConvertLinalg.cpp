@@ -21,6 +21,12 @@ LogicalResult convertMatmul(NodeContext &ctx) {
       ctx.convert(*rhs, type->getElementType()), false, false));
 }
 
+/// `value` reshaped to `shape` (one dim may be dynamic: the batch).
+Value reshapeTo(NodeContext &ctx, Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return ctx.create<ReshapeOp>(type.clone(shape), value);
+}
+
 /// torch.matmul: a dot product for two vectors, a vector operand promoted to a
 /// matrix (a row on the left, a column on the right) and that dim dropped
 /// from the result, and batch dims broadcast against each other. The batch
@@ -42,13 +48,10 @@ LogicalResult convertTorchMatmul(NodeContext &ctx) {
   if (aShape.empty() || bShape.empty())
     return ctx.fail("matmul of a 0-d tensor is not defined (PyTorch refuses it too)");
   bool aVector = aShape.size() == 1, bVector = bShape.size() == 1;
-  auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
-    return ctx.create<ReshapeOp>(cast<RankedTensorType>(v.getType()).clone(shape), v);
-  };
   if (aVector)
-    a = reshape(a, {1, aShape[0]});
+    a = reshapeTo(ctx, a, {1, aShape[0]});
   if (bVector)
-    b = reshape(b, {bShape[0], 1});
+    b = reshapeTo(ctx, b, {bShape[0], 1});
   aShape = shapeOf(a);
   bShape = shapeOf(b);
   // The product's shape before the vector dims are dropped: the result's
@@ -81,7 +84,7 @@ LogicalResult convertTorchMatmul(NodeContext &ctx) {
   }
   Value product = ctx.create<MatmulOp>(a, b, false, false);
   if (aVector || bVector)
-    product = reshape(product, type->getShape());
+    product = reshapeTo(ctx, product, type->getShape());
   return ctx.setResult(product);
 }
 
@@ -147,12 +150,6 @@ SmallVector<int64_t> perDim(ArrayRef<int64_t> values, size_t n) {
   if (values.size() == 1 && n > 1)
     return SmallVector<int64_t>(n, values[0]);
   return SmallVector<int64_t>(values.begin(), values.end());
-}
-
-/// `value` reshaped to `shape` (one dim may be dynamic: the batch).
-Value reshapeTo(NodeContext &ctx, Value value, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return ctx.create<ReshapeOp>(type.clone(shape), value);
 }
 
 /// A transposed convolution as a direct one: the input dilated by the stride

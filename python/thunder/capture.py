@@ -118,6 +118,14 @@ def _importable(target: Any, supported: set[str]) -> bool:
     return _serialized_name(target) in supported
 
 
+def _decomposed_by(target: Any, table: dict) -> bool:
+    """Whether run_decompositions with `table` rewrites calls of `target`: an op outside
+    the core ATen opset that the table has. (Core ops such as aten.sym_size.int have
+    table entries too but stay after run_decompositions.)"""
+    return (isinstance(target, torch._ops.OpOverload) and target in table
+            and torch.Tag.core not in target.tags)
+
+
 def decomposable(ep: ExportedProgram, table: dict | None = None) -> bool:
     """Whether run_decompositions would change `ep`: a TRAINING-dialect program, or one
     calling an op outside the core ATen opset that the table (decomposition_table())
@@ -125,8 +133,7 @@ def decomposable(ep: ExportedProgram, table: dict | None = None) -> bool:
     table = decomposition_table() if table is None else table
     if getattr(ep.verifier, "dialect", "ATEN") != "ATEN":
         return True
-    return any(node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
-               and node.target in table and torch.Tag.core not in node.target.tags
+    return any(node.op == "call_function" and _decomposed_by(node.target, table)
                for node in ep.graph.nodes)
 
 
@@ -140,8 +147,7 @@ def _needs_decomposition(ep: ExportedProgram, table: dict | None = None) -> bool
     ...). A TRAINING-dialect program (torch.export.export's own output) with any other
     call is decomposed; an ATEN-dialect one only when it calls an op outside the core
     ATen opset that the table decomposes (an op nothing decomposes is left for the
-    importer to report). (Core ops such as aten.sym_size.int have table entries too but
-    stay after run_decompositions, so they do not count.)"""
+    importer to report)."""
     supported = set(_C.supported_ops())
     training = getattr(ep.verifier, "dialect", "ATEN") != "ATEN"
     for node in ep.graph.nodes:
@@ -152,8 +158,7 @@ def _needs_decomposition(ep: ExportedProgram, table: dict | None = None) -> bool
             return True
         if table is None:
             table = decomposition_table()  # built only when needed: ~0.1 s
-        if (isinstance(target, torch._ops.OpOverload) and target in table
-                and torch.Tag.core not in target.tags):
+        if _decomposed_by(target, table):
             return True
     return False
 
