@@ -1,6 +1,7 @@
 //===- UnitBuild.cpp - Parallel, cached compiles of a backend's units -----===//
 #include "thunder/Driver/UnitBuild.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -10,7 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -83,87 +84,109 @@ UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
     return result;
   if (jobs == 0)
     jobs = std::max(1u, std::thread::hardware_concurrency());
-  std::map<std::string, std::string> identities; // program -> identity
-  std::map<int, std::vector<const UnitCompile *>> stages;
-  for (const UnitCompile &step : steps)
-    stages[step.stage].push_back(&step);
 
-  for (auto &[stage, list] : stages) {
-    // Cache hits first; the rest is compiled.
-    std::vector<std::pair<const UnitCompile *, std::string>> work; // step, cache path
-    for (const UnitCompile *step : list) {
-      llvm::sys::fs::create_directories(llvm::sys::path::parent_path(step->object));
-      std::string cached;
-      if (!cacheDir.empty() && !step->key.empty()) {
-        const std::string &program = step->argv.front();
-        auto it = identities.find(program);
-        if (it == identities.end()) {
-          auto found = llvm::sys::findProgramByName(program);
-          it = identities.emplace(program, programIdentity(found ? *found : program)).first;
-        }
-        cached = cachePath(cacheDir, sha256Hex(step->key + "\n" + it->second), step->object);
-        if (llvm::sys::fs::exists(cached) && linkOrCopy(cached, step->object)) {
-          ++result.cached;
-          continue;
-        }
+  // Cache hits first; the rest is compiled.
+  std::map<std::string, std::string> identities; // program -> identity
+  std::vector<std::pair<const UnitCompile *, std::string>> work; // step, cache path
+  for (const UnitCompile &step : steps) {
+    llvm::sys::fs::create_directories(llvm::sys::path::parent_path(step.object));
+    std::string cached;
+    if (!cacheDir.empty() && !step.key.empty()) {
+      const std::string &program = step.argv.front();
+      auto it = identities.find(program);
+      if (it == identities.end()) {
+        auto found = llvm::sys::findProgramByName(program);
+        it = identities.emplace(program, programIdentity(found ? *found : program)).first;
       }
-      work.push_back({step, cached});
+      cached = cachePath(cacheDir, sha256Hex(step.key + "\n" + it->second), step.object);
+      if (llvm::sys::fs::exists(cached) && linkOrCopy(cached, step.object)) {
+        ++result.cached;
+        continue;
+      }
     }
-    std::atomic<size_t> next{0};
-    std::mutex mutex;
-    auto worker = [&] {
-      while (true) {
-        size_t i = next++;
-        if (i >= work.size())
-          return;
-        {
-          std::lock_guard<std::mutex> lock(mutex);
+    work.push_back({&step, cached});
+  }
+  // In stage order, and within a stage in the backend's order (its longest
+  // compiles first).
+  std::stable_sort(work.begin(), work.end(),
+                   [](const auto &a, const auto &b) { return a.first->stage < b.first->stage; });
+
+  // A list scheduler: each worker takes the first step not yet taken whose
+  // lower stages have all finished (a unit after its precompiled header), so
+  // a stage's last long compile does not hold back the steps that do not
+  // wait for it.
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<bool> taken(work.size(), false);
+  std::map<int, size_t> unfinished; // stage -> steps not yet finished
+  for (const auto &entry : work)
+    ++unfinished[entry.first->stage];
+  auto ready = [&](int stage) {
+    for (const auto &[s, n] : unfinished)
+      if (s < stage && n)
+        return false;
+    return true;
+  };
+  auto worker = [&] {
+    while (true) {
+      size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        while (true) {
           if (!result.ok)
             return;
+          i = 0;
+          while (i < work.size() && (taken[i] || !ready(work[i].first->stage)))
+            ++i;
+          if (i < work.size())
+            break;
+          if (llvm::all_of(taken, [](bool t) { return t; }))
+            return;
+          changed.wait(lock);
         }
-        const auto &[step, cached] = work[i];
-        auto program = llvm::sys::findProgramByName(step->argv.front());
-        std::string log = step->object + ".log";
-        std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                      llvm::StringRef(log)};
-        std::vector<llvm::StringRef> args(step->argv.begin(), step->argv.end());
-        std::string errorText;
-        int rc = program ? llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
-                                                     0, 0, &errorText)
-                         : -1;
-        if (rc == 0) {
-          if (!cached.empty())
-            publish(step->object, cached);
-          std::lock_guard<std::mutex> lock(mutex);
-          ++result.compiled;
-          continue;
-        }
-        if (step->optional) {
-          llvm::sys::fs::remove(step->object);
-          continue;
-        }
-        std::string message = "(" + llvm::join(step->argv, " ") + ")";
+        taken[i] = true;
+      }
+      const auto &[step, cached] = work[i];
+      auto program = llvm::sys::findProgramByName(step->argv.front());
+      std::string log = step->object + ".log";
+      std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                    llvm::StringRef(log)};
+      std::vector<llvm::StringRef> args(step->argv.begin(), step->argv.end());
+      std::string errorText;
+      int rc = program ? llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
+                                                   0, 0, &errorText)
+                       : -1;
+      std::string message;
+      if (rc == 0) {
+        if (!cached.empty())
+          publish(step->object, cached);
+      } else if (step->optional) {
+        llvm::sys::fs::remove(step->object);
+      } else {
+        message = "(" + llvm::join(step->argv, " ") + ")";
         if (!program)
           message = "'" + step->argv.front() + "' is not on PATH " + message;
         if (!errorText.empty())
           message += ": " + errorText;
         if (auto output = llvm::MemoryBuffer::getFile(log))
           message += "\n" + (*output)->getBuffer().take_back(4000).str();
-        std::lock_guard<std::mutex> lock(mutex);
-        if (result.ok) {
-          result.ok = false;
-          result.error = message;
-        }
       }
-    };
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < std::min<size_t>(jobs, work.size()); ++t)
-      threads.emplace_back(worker);
-    for (std::thread &t : threads)
-      t.join();
-    if (!result.ok)
-      return result;
-  }
+      std::lock_guard<std::mutex> lock(mutex);
+      if (rc == 0)
+        ++result.compiled;
+      if (!message.empty() && result.ok) {
+        result.ok = false;
+        result.error = message;
+      }
+      --unfinished[step->stage];
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::min<size_t>(jobs, work.size()); ++t)
+    threads.emplace_back(worker);
+  for (std::thread &t : threads)
+    t.join();
   return result;
 }
 

@@ -22,6 +22,7 @@ using namespace mlir::thunder;
 namespace thunder::cpu {
 
 LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
+  callsLibrary = true;
   codegen::emitOpComment(os, op, "  ");
   codegen::CallOperands operands{
       [&](Value v) { return name(v); }, [&](Value v) { return shape(v); },

@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,11 @@ private:
   LogicalResult finishUnits(EmittedSources &out, std::vector<std::string> units);
   std::map<std::string, std::string> kernelSources;
   std::vector<std::string> kernelOrder;
+  /// The kernels that call thunder_cpu.h's templates (emitOp): their units
+  /// include it; the generated loops include thunder_cpu_base.h only.
+  std::set<std::string> libraryKernels;
+  /// Set by emitOp: the kernel being emitted calls the library.
+  bool callsLibrary = false;
   codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);
   void emitEntry(llvm::raw_ostream &os);
   /// kWeights, the table of thunder_model_weights_v1.

@@ -7,7 +7,8 @@
 // backend adds this unit to libraries that have GEMMs or convolutions, under
 // kernels/ so that the kernel cache keeps its object by content like any
 // kernel's (lib/Target/CPU/CPUBackend.cpp).
-#include "thunder_cpu.h"
+#include "thunder_cpu_base.h"
+#include "thunder_cpu_gemm.h"
 
 namespace thunder_gemm {
 

@@ -18,11 +18,12 @@
 // A is packed per (MC x KC) block into panels of at most MR rows (k-major,
 // balanced: panel_rows).
 //
-// Compiled once per library: with THUNDER_GEMM_APART set (thunder_cpu.h sets
-// it to 1 unless it is given; -DTHUNDER_GEMM_APART=0 compiles the driver
+// Compiled once per library: with THUNDER_GEMM_APART set (thunder_cpu_base.h
+// sets it to 1 unless it is given; -DTHUNDER_GEMM_APART=0 compiles the driver
 // into every kernel again, to measure against), matmul_f32 and the plain
 // sgemm call the driver through matmul_f32_apart / sgemm_apart, defined in
-// thunder_cpu_gemm.cpp, one unit of each library that has GEMMs, with the
+// thunder_cpu_gemm.cpp, one unit of each library that has GEMMs (declared in
+// thunder_cpu_gemm_api.h, all that a kernel unit includes), with the
 // epilogue passed as an EpilogueRef (a function pointer called once per
 // finished tile). Kernel units then compile only their epilogue:
 // instantiating the driver in each one took 4-10 s of the system compiler
@@ -43,9 +44,9 @@
 #include <immintrin.h>
 #endif
 
-namespace thunder_gemm {
+#include "thunder_cpu_gemm_api.h"
 
-using i64 = int64_t;
+namespace thunder_gemm {
 
 /// The packed panel width (columns), shared by every instruction set.
 constexpr int kNR = 32;
@@ -413,30 +414,7 @@ inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs,
 // [r0, r1), columns [c0, c1)), right after its last store.
 //===--------------------------------------------------------------------===//
 
-/// No epilogue.
-struct NoEpilogue {
-  void operator()(i64, i64, i64, i64) const {}
-};
-
-/// Any epilogue, type-erased: the driver compiled once calls it through a
-/// pointer per finished tile (a register tile is thousands of FMAs: the
-/// call costs nothing measurable). Refers to `epi`, which must outlive it.
-struct EpilogueRef {
-  void (*fn)(const void *, i64, i64, i64, i64) = nullptr; ///< null: no epilogue
-  const void *epi = nullptr;
-  EpilogueRef() = default;
-  explicit EpilogueRef(const NoEpilogue &) {}
-  template <class Epi>
-  explicit EpilogueRef(const Epi &e)
-      : fn([](const void *p, i64 r0, i64 r1, i64 c0, i64 c1) {
-          (*static_cast<const Epi *>(p))(r0, r1, c0, c1);
-        }),
-        epi(&e) {}
-  void operator()(i64 r0, i64 r1, i64 c0, i64 c1) const {
-    if (fn)
-      fn(epi, r0, r1, c0, c1);
-  }
-};
+// NoEpilogue and EpilogueRef: thunder_cpu_gemm_api.h.
 
 enum class Act { None, Relu, GeluTanh, GeluErf, Silu };
 
@@ -799,38 +777,23 @@ void matmul_batched(const float *lhs, const float *rhs, const float *packed, flo
   }
 }
 
-#if THUNDER_GEMM_APART
-/// matmul_batched and the plain sgemm, compiled once (thunder_cpu_gemm.cpp).
-void matmul_f32_apart(const float *lhs, const float *rhs, const float *packed, float *out,
-                      i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
-                      EpilogueRef epi);
-void sgemm_apart(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
-                 const float *b, i64 ldb, float *c, i64 ldc, float beta, int threads);
-#endif
-
-/// matmul_batched with any epilogue (apart: through an EpilogueRef).
+#if !THUNDER_GEMM_APART
+/// matmul_batched with any epilogue (apart: thunder_cpu_gemm_api.h's, through
+/// an EpilogueRef).
 template <class Epi>
 inline void matmul_f32(const float *lhs, const float *rhs, const float *packed, float *out,
                        i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
                        const Epi &epi) {
-#if THUNDER_GEMM_APART
-  matmul_f32_apart(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared,
-                   EpilogueRef(epi));
-#else
   matmul_batched(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared, epi);
-#endif
 }
 
-/// Convenience: op(B) unpacked, no epilogue.
+/// Convenience: op(B) unpacked, no epilogue (apart: thunder_cpu_gemm_api.h's).
 inline void sgemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
                   const float *b, i64 ldb, float *c, i64 ldc, float beta = 0.0f,
                   int threads = 0) {
-#if THUNDER_GEMM_APART
-  sgemm_apart(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta, threads);
-#else
   sgemm(m, n, k, a, lda, ta, b, ldb, tb, nullptr, c, ldc, beta, NoEpilogue{}, threads);
-#endif
 }
+#endif
 
 } // namespace thunder_gemm
 

@@ -1,0 +1,76 @@
+// thunder_cpu_gemm_api.h: how a kernel calls Thunder's GEMM driver.
+//
+// The epilogue types (NoEpilogue, EpilogueRef) and, with THUNDER_GEMM_APART
+// (thunder_cpu_base.h sets it), matmul_f32 and sgemm: the entries that a
+// generated GEMM kernel and the library's gemm call, which hand the epilogue
+// to the driver compiled once per library (thunder_cpu_gemm.cpp) through an
+// EpilogueRef. A unit that includes only this declares the driver without
+// reading it.
+// thunder_cpu_gemm.h (the driver) includes this header.
+#ifndef THUNDER_CPU_GEMM_API_H
+#define THUNDER_CPU_GEMM_API_H
+
+#include <cstdint>
+
+namespace thunder_gemm {
+
+using i64 = int64_t;
+
+//===--------------------------------------------------------------------===//
+// Epilogues: called as epi(r0, r1, c0, c1) on each finished tile of C (rows
+// [r0, r1), columns [c0, c1)), right after its last store.
+//===--------------------------------------------------------------------===//
+
+/// No epilogue.
+struct NoEpilogue {
+  void operator()(i64, i64, i64, i64) const {}
+};
+
+/// Any epilogue, type-erased: the driver compiled once calls it through a
+/// pointer per finished tile (a register tile is thousands of FMAs: the
+/// call costs nothing measurable). Refers to `epi`, which must outlive it.
+struct EpilogueRef {
+  void (*fn)(const void *, i64, i64, i64, i64) = nullptr; ///< null: no epilogue
+  const void *epi = nullptr;
+  EpilogueRef() = default;
+  explicit EpilogueRef(const NoEpilogue &) {}
+  template <class Epi>
+  explicit EpilogueRef(const Epi &e)
+      : fn([](const void *p, i64 r0, i64 r1, i64 c0, i64 c1) {
+          (*static_cast<const Epi *>(p))(r0, r1, c0, c1);
+        }),
+        epi(&e) {}
+  void operator()(i64 r0, i64 r1, i64 c0, i64 c1) const {
+    if (fn)
+      fn(epi, r0, r1, c0, c1);
+  }
+};
+
+#if THUNDER_GEMM_APART
+/// matmul_batched and the plain sgemm, compiled once (thunder_cpu_gemm.cpp).
+void matmul_f32_apart(const float *lhs, const float *rhs, const float *packed, float *out,
+                      i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
+                      EpilogueRef epi);
+void sgemm_apart(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
+                 const float *b, i64 ldb, float *c, i64 ldc, float beta, int threads);
+
+/// matmul_batched with any epilogue, through an EpilogueRef.
+template <class Epi>
+inline void matmul_f32(const float *lhs, const float *rhs, const float *packed, float *out,
+                       i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
+                       const Epi &epi) {
+  matmul_f32_apart(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared,
+                   EpilogueRef(epi));
+}
+
+/// Convenience: op(B) unpacked, no epilogue.
+inline void sgemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda,
+                  const float *b, i64 ldb, float *c, i64 ldc, float beta = 0.0f,
+                  int threads = 0) {
+  sgemm_apart(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta, threads);
+}
+#endif
+
+} // namespace thunder_gemm
+
+#endif // THUNDER_CPU_GEMM_API_H
