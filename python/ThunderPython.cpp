@@ -127,6 +127,10 @@ std::unique_ptr<mlir::MLIRContext> newContext() {
   return context;
 }
 
+/// Weights a caller gives at load, for compile: name -> (dtype name, shape).
+using ProvidedWeights =
+    std::map<std::string, std::pair<std::string, std::vector<int64_t>>>;
+
 /// An imported program: owns its context, the archive its weights point
 /// into (for import_pt2) and the module. Members are destroyed in reverse
 /// order: the module before the archive and the context it lives in. Tensors
@@ -181,11 +185,13 @@ public:
                    bool externalWeights, bool sourceOnly, int optLevel,
                    bool keepBuildDir, bool decomposeComposites, bool fuse,
                    const std::string &cudaArch, const std::string &arch,
-                   const std::string &kernelCache, unsigned jobs, bool packWeights) {
+                   const std::string &kernelCache, unsigned jobs, bool packWeights,
+                   const ProvidedWeights &providedWeights) {
     // arch (any target's spelling) or its older, CUDA-named alias.
     thunder::CompilerOptions options =
         libraryOptions(target, name, cpu, arch.empty() ? cudaArch : arch, optLevel,
-                       externalWeights, packWeights, fuse, kernelCache, jobs, keepBuildDir);
+                       externalWeights, packWeights, fuse, kernelCache, jobs, keepBuildDir,
+                       providedWeights);
     options.compileTo = sourceOnly ? thunder::Phase::Source : thunder::Phase::Library;
     options.pipeline.decomposeComposites = decomposeComposites;
     thunder::Compiler compiler = makeCompiler(options);
@@ -235,10 +241,11 @@ public:
                                     bool externalWeights, int optLevel, bool keepBuildDir,
                                     bool fuse, const std::string &arch,
                                     const std::string &kernelCache, unsigned jobs,
-                                    bool packWeights) {
+                                    bool packWeights, const ProvidedWeights &providedWeights) {
     thunder::Compiler compiler =
         makeCompiler(libraryOptions(target, name, cpu, arch, optLevel, externalWeights,
-                                    packWeights, fuse, kernelCache, jobs, keepBuildDir));
+                                    packWeights, fuse, kernelCache, jobs, keepBuildDir,
+                                    providedWeights));
     for (Module *module : modules)
       if (!module)
         throw py::value_error("compile_partitions: a module is None");
@@ -433,7 +440,7 @@ private:
   libraryOptions(const std::string &target, const std::string &name, const std::string &cpu,
                  const std::string &arch, int optLevel, bool externalWeights,
                  bool packWeights, bool fuse, const std::string &kernelCache, unsigned jobs,
-                 bool keepBuildDir) {
+                 bool keepBuildDir, const ProvidedWeights &providedWeights) {
     thunder::CompilerOptions options;
     options.target = target;
     options.compileTo = thunder::Phase::Library;
@@ -444,6 +451,17 @@ private:
     options.targetOptions.optLevel = optLevel;
     options.targetOptions.externalWeights = externalWeights;
     options.targetOptions.packWeights = packWeights;
+    for (const auto &[weight, metadata] : providedWeights) {
+      const auto &[dtypeName, shape] = metadata;
+      int code = -1;
+      for (int c = 0; c < 64 && code < 0; ++c)
+        if (dtypeName == thunder_dtype_name(c))
+          code = c;
+      if (code < 0)
+        throw py::value_error("provided_weights: weight '" + weight + "' has dtype " +
+                              dtypeName + ", which the runtime does not know");
+      options.targetOptions.providedWeights[weight] = {code, shape};
+    }
     options.kernelCacheDir = kernelCache;
     options.jobs = jobs;
     options.keepBuildDir = keepBuildDir;
@@ -740,6 +758,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("decompose_composites") = false, py::arg("fuse") = true,
            py::arg("cuda_arch") = "", py::arg("arch") = "",
            py::arg("kernel_cache") = "", py::arg("jobs") = 0, py::arg("pack_weights") = true,
+           py::arg("provided_weights") = ProvidedWeights(),
            "Compiles the module into output_dir as thunder-compile does (on a "
            "copy: the target's pipeline from the phase the module is at: the "
            "graph pipeline unless run_graph_pipeline ran, the "
@@ -755,7 +774,10 @@ PYBIND11_MODULE(_C, m) {
            "and reused (empty: none); jobs: compiler processes at once (0: the cores). "
            "pack_weights (cpu): fp32 weights that only feed GEMMs stored packed (fastest); "
            "False keeps them as given, so a library loaded with the module's tensors "
-           "reads them in place. Raises CompileError "
+           "reads them in place. provided_weights (cpu, embedded weights): {name: (dtype "
+           "name, shape)} of the tensors the caller gives at load (LoadedModel's weights); "
+           "a constant that is one of them as it is is not embedded, and the library then "
+           "loads only with it. Raises CompileError "
            "with every diagnostic, the toolchain's output included.");
 
   m.def("compile_partitions", &Module::compilePartitions, py::arg("modules"),
@@ -763,7 +785,7 @@ PYBIND11_MODULE(_C, m) {
         py::arg("cpu") = "native", py::arg("external_weights") = false,
         py::arg("opt_level") = 2, py::arg("keep_build_dir") = false, py::arg("fuse") = true,
         py::arg("arch") = "", py::arg("kernel_cache") = "", py::arg("jobs") = 0,
-        py::arg("pack_weights") = true,
+        py::arg("pack_weights") = true, py::arg("provided_weights") = ProvidedWeights(),
         "Compiles several Modules (the partitions of one model) into ONE libNAME.so in "
         "output_dir: partition i is the model NAME_p<i>, reachable through the library's "
         "partition index (LoadedModel(path, weights, partition=i)); its ordinary entry is "

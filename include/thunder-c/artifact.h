@@ -196,7 +196,8 @@ typedef struct thunder_program_weight_v1 {
   int32_t dtype;    /* thunder_dtype */
   int32_t rank;
   const int64_t *shape; /* rank static dims */
-  uint64_t offset;      /* where its bytes start (see weights_data) */
+  uint64_t offset;      /* where its bytes start (see weights_data), or
+                           THUNDER_WEIGHT_NOT_EMBEDDED */
   uint64_t bytes;       /* elements * dtype size */
 } thunder_program_weight_v1;
 
@@ -236,11 +237,18 @@ typedef const thunder_program_v1 *(*thunder_program_entry_v1_fn)(void);
 /* The name of the weights entry symbol, for dlsym. */
 #define THUNDER_MODEL_WEIGHTS_SYMBOL "thunder_model_weights_entry_v1"
 
+/* The offset of a weight the library holds no copy of: compiled to be given
+ * at load (thunder.compile reads the module's tensors in place, so its
+ * libraries embed only what the compiler derived). create() then fails, and
+ * so does create_with() unless provided[i] is set, naming the weight. */
+#define THUNDER_WEIGHT_NOT_EMBEDDED UINT64_MAX
+
 typedef struct thunder_model_weights_v1 {
   uint32_t struct_size; /* sizeof(thunder_model_weights_v1) when compiled */
   int32_t num_weights;
   /* Every weight the code reads, dense, row-major; offsets are into the
-   * library's own copy (the embedded blob, or the data of its weights file). */
+   * library's own copy (the embedded blob, or the data of its weights file),
+   * THUNDER_WEIGHT_NOT_EMBEDDED for a weight it has none of. */
   const thunder_program_weight_v1 *weights;
   /* create() with weights[i] read from provided[i] (its `bytes` bytes,
    * 64-byte aligned or not), or from the library's own copy where

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import os
 import re
 import sys
@@ -764,6 +765,13 @@ class CompiledModule:
             options["host_cpu"] = host_cpu_digest()
         if custom_ops.digest():
             options["custom_kernels"] = custom_ops.digest()  # sources are not in the program
+        # The module's tensors the library reads in place are not embedded in it (it is
+        # loaded with them, always): which ones is part of what it was compiled for.
+        weights = self._weights_of(ep)
+        provided = runtime.offered_weights(weights) if not self._external_weights else {}
+        if provided:
+            options["provided_weights"] = hashlib.sha256(
+                repr(sorted(provided.items())).encode()).hexdigest()[:16]
         # The weights are hashed with external weights too: the weights file is written
         # by the compile (after constant folding, at offsets the library has baked in), so
         # an entry is only valid for the weights it was compiled from.
@@ -777,7 +785,6 @@ class CompiledModule:
         source = "cache"
         entry_dir = self._cache.lookup(key)
         model = None
-        weights = self._weights_of(ep)
         if entry_dir is not None:
             try:
                 model = runtime.Model(entry_dir, weights)
@@ -798,7 +805,8 @@ class CompiledModule:
                                         opt_level=self._opt_level,
                                         arch=self._arch, fuse=self._fuse,
                                         kernel_cache=str(self._cache.kernels),
-                                        pack_weights=self._pack_weights)
+                                        pack_weights=self._pack_weights,
+                                        provided_weights=provided)
                 seconds["graph"] = result["seconds"]["graph"]
                 seconds["build"] = result["seconds"]["build"]
                 progress.phase("built", seconds["graph"] + seconds["build"])

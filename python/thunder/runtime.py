@@ -121,6 +121,21 @@ def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
     return outputs
 
 
+def offerable(tensor) -> bool:
+    """Whether Model offers `tensor` to a library to read in place (zero-copy): a dense,
+    contiguous CPU tensor of a dtype the runtime knows."""
+    return isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu" and \
+        tensor.layout == torch.strided and tensor.is_contiguous() and \
+        tensor.dtype in _DTYPE_NAMES and not tensor.is_conj() and not tensor.is_neg()
+
+
+def offered_weights(weights: dict) -> dict:
+    """{name: (dtype name, shape)} of the weights Model offers: what a library compiled
+    for them need not embed (Module.compile's provided_weights)."""
+    return {name: (_DTYPE_NAMES[tensor.dtype], list(tensor.shape))
+            for name, tensor in weights.items() if offerable(tensor)}
+
+
 class Model:
     """A compiled model loaded by the runtime: ``model(*tensors)`` runs it.
 
@@ -137,10 +152,7 @@ class Model:
         # The tensors whose memory the model may read: alive as long as the model.
         self._weights = []
         for name, tensor in (weights or {}).items():
-            if isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu" and \
-                    tensor.layout == torch.strided and tensor.is_contiguous() and \
-                    tensor.dtype in _DTYPE_NAMES and not tensor.is_conj() and \
-                    not tensor.is_neg():
+            if offerable(tensor):
                 tensor = tensor.detach()
                 offered[name] = (tensor.data_ptr(), _DTYPE_NAMES[tensor.dtype],
                                  list(tensor.shape))

@@ -3,6 +3,8 @@ weights read in place from the module (zero-copy) and the rule for weights chang
 compiling (refused), keep_module=False."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -152,6 +154,26 @@ def test_weights_are_read_in_place(cache_dir):
     assert loaded.provided_weights == 4
     for x in (torch.randn(4, 8), torch.randn(1, 8), torch.randn(33, 8)):
         torch.testing.assert_close(cm(x), model(x).detach())
+
+
+def test_library_holds_no_copy_of_the_weights_it_reads_in_place(cache_dir):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU()).eval()
+    x = torch.randn(4, 256)
+    cm = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    torch.testing.assert_close(cm(x), model(x).detach())
+    assert cm._entries[0].model.provided_weights == 2
+    # 512 KiB of weights, none of them in the library.
+    assert os.path.getsize(cm.artifacts[0]) < 256 * 512 * 4 // 4
+    # Alone, it says what it lacks instead of reading nothing.
+    with pytest.raises(thunder.RuntimeError,
+                       match=r"weight '0\.(weight|bias)' is not in this library"):
+        thunder.load(cm.compiles[0].path)
+    # A tensor the runtime does not offer (not contiguous) is the library's own copy.
+    model[0].weight = torch.nn.Parameter(torch.randn(256, 512).t(), requires_grad=False)
+    again = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    torch.testing.assert_close(again(x), model(x).detach())
+    assert again._entries[0].model.provided_weights == 1
 
 
 def test_packed_weights_are_a_copy_the_library_holds(cache_dir):

@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,14 @@ struct TargetOptions {
   /// library loaded with the caller's tensors (thunder_model_load_with_weights)
   /// reads them in place instead of holding a second, packed copy.
   bool packWeights = true;
+  /// CPU, with embedded weights: the weights the application gives at load
+  /// (thunder_model_load_with_weights), by name, with their thunder_dtype and
+  /// shape. A constant that is one of them as it is (its name, dtype and
+  /// shape) is not embedded: the library keeps no copy of it
+  /// (THUNDER_WEIGHT_NOT_EMBEDDED) and loads only with it provided.
+  /// thunder.compile passes the module's tensors, which it always provides;
+  /// empty (every weight embedded) for artifacts that stand alone.
+  std::map<std::string, std::pair<int, std::vector<int64_t>>> providedWeights;
   /// One partition of a library that holds several (Compiler::compilePartitions):
   /// "_pN", appended to the model's exported entry symbols and to the other global
   /// names its host program defines, so that the partitions link into one library.

@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
 #include "thunder/Target/ShapePlan.h"
 #include "thunder/Target/Common/RandomTable.h"
@@ -55,12 +56,42 @@ LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
   // weights only GEMMs read, in the GEMM's packed layout.
   if (auto it = packedWeights.find(op.getResult()); it != packedWeights.end())
     return emitPackedConstant(op, it->second);
+  // A weight the caller gives at load: a table entry without bytes.
+  if (isProvided(op)) {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto resource = cast<DenseResourceElementsAttr>(op.getValue());
+    // Its byte count as the range [0, bytes) (i1: a byte each).
+    uint64_t bytes = type.getNumElements() *
+                     std::max<uint64_t>(1, type.getElementTypeBitWidth() / 8);
+    providedEntries[op.getResult()] = blobEntries.size();
+    blobEntries.push_back({resource.getRawHandle().getKey().str(),
+                           codegen::safetensorsDtype(type.getElementType()),
+                           SmallVector<int64_t>(type.getShape()), 0, bytes,
+                           /*embedded=*/false});
+    return success();
+  }
   FailureOr<uint64_t> offset = codegen::appendConstant(
       op, 64, "constant_" + name(op.getResult()), *blob, blobEntries);
   if (failed(offset))
     return failure();
   blobOffsets[op.getResult()] = *offset;
   return success();
+}
+
+bool Emitter::isProvided(ConstantOp op) const {
+  if (options.externalWeights)
+    return false;
+  auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue());
+  if (!resource)
+    return false;
+  auto it = options.providedWeights.find(resource.getRawHandle().getKey().str());
+  if (it == options.providedWeights.end())
+    return false;
+  // The same dtype and shape: a constant that a fold re-typed over the
+  // weight's bytes is the library's own.
+  auto type = cast<RankedTensorType>(op.getType());
+  return it->second.first == codegen::dtypeCode(type.getElementType()) &&
+         llvm::equal(it->second.second, type.getShape());
 }
 
 /// The shape array of every input and of every value outside kernels.
@@ -434,6 +465,13 @@ LogicalResult Emitter::run(EmittedSources &out) {
   for (auto &[v, b] : codegen::inBlobOrder(blobOffsets, [&](Value v) { return name(v); }))
     os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
        << elem(v) << " *>(weights[" << weightIndex(b) << "]);\n";
+  std::vector<std::pair<unsigned, Value>> provided;
+  for (auto &[v, index] : providedEntries)
+    provided.push_back({index, v});
+  llvm::sort(provided, [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto &[index, v] : provided)
+    os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
+       << elem(v) << " *>(weights[" << index << "]);\n";
   for (auto r : func.getBody().front().getOps<ReshapeOp>())
     os << "  const " << elem(r) << " *" << name(r) << " = " << name(r.getOperand())
        << ";\n";
@@ -531,7 +569,7 @@ LogicalResult Emitter::finishUnits(EmittedSources &out, std::vector<std::string>
 
 unsigned Emitter::weightIndex(uint64_t offset) const {
   for (auto [i, entry] : llvm::enumerate(blobEntries))
-    if (entry.begin == offset)
+    if (entry.embedded && entry.begin == offset)
       return i;
   llvm_unreachable("a blob offset without its entry");
 }
@@ -545,15 +583,23 @@ void Emitter::emitWeightsTable(llvm::raw_ostream &os) {
     types[weightIndex(offset)] = {codegen::dtypeCode(type.getElementType()),
                                   SmallVector<int64_t>(type.getShape())};
   }
+  for (auto &[v, index] : providedEntries) {
+    auto type = cast<RankedTensorType>(v.getType());
+    types[index] = {codegen::dtypeCode(type.getElementType()),
+                    SmallVector<int64_t>(type.getShape())};
+  }
   os << "constexpr int kNumWeights = " << blobEntries.size() << ";\n";
   for (auto [i, entry] : llvm::enumerate(blobEntries))
     os << "const int64_t kWeightShape" << i << "[] = "
        << codegen::i64List(types[i].second) << ";\n";
   os << "const thunder_program_weight_v1 kWeights[kNumWeights + 1] = {";
-  for (auto [i, entry] : llvm::enumerate(blobEntries))
+  for (auto [i, entry] : llvm::enumerate(blobEntries)) {
+    uint64_t bytes = entry.end - entry.begin;
     os << "\n    {" << codegen::cppString(entry.name) << ", " << types[i].first << ", "
-       << types[i].second.size() << ", kWeightShape" << i << ", " << entry.begin << "ULL, "
-       << (entry.end - entry.begin) << "ULL},";
+       << types[i].second.size() << ", kWeightShape" << i << ", "
+       << (entry.embedded ? std::to_string(entry.begin) + "ULL" : "THUNDER_WEIGHT_NOT_EMBEDDED")
+       << ", " << bytes << "ULL},";
+  }
   os << "\n    {}};\n\n";
 }
 
@@ -571,7 +617,19 @@ std::string Emitter::createAndRun() {
 // base: the weights' file-backed memory ({0} bytes), which kernels may
 // release once they hold their own copy (thunder_cpu::FileBackedWeights).
 int create_state(const unsigned char *base, void *map, size_t size,
-                 const void *const *provided, void **state) {{
+                 const void *const *provided, void **state, char *error,
+                 size_t error_size) {{
+  for (int i = 0; i < kNumWeights; ++i)
+    if (kWeights[i].offset == THUNDER_WEIGHT_NOT_EMBEDDED && !(provided && provided[i])) {{
+      snprintf(error, error_size,
+               "weight '%s' is not in this library: it was compiled to read it from the "
+               "caller's memory (thunder.compile reads the module's tensors in place); "
+               "load it with thunder_model_load_with_weights and a provider that gives it",
+               kWeights[i].name);
+      if (map)
+        munmap(map, size);
+      return 1;
+    }
   auto *s = new State;
   s->map = map;
   s->size = size;
@@ -619,10 +677,10 @@ int run(const void *state, const thunder_tensor *inputs,
 }
 )cpp";
   if (!options.externalWeights)
-    return text + R"cpp(int create_with(const char *, const void *const *provided, void **state, char *,
-                size_t) {
+    return text + R"cpp(int create_with(const char *, const void *const *provided, void **state,
+                char *error, size_t error_size) {
   thunder_cpu_init();
-  return create_state(thunder_weights_blob, nullptr, 0, provided, state);
+  return create_state(thunder_weights_blob, nullptr, 0, provided, state, error, error_size);
 }
 int create(const char *path, void **state, char *error, size_t error_size) {
   return create_with(path, nullptr, state, error, error_size);
@@ -642,7 +700,7 @@ int create(const char *path, void **state, char *error, size_t error_size) {
     return 1;
   }
   return create_state(static_cast<const unsigned char *>(map) + {1}, map,
-                      size_t(st.st_size), provided, state);
+                      size_t(st.st_size), provided, state, error, error_size);
 }
 int create(const char *path, void **state, char *error, size_t error_size) {{
   return create_with(path, nullptr, state, error, error_size);

@@ -165,6 +165,11 @@ private:
   std::shared_ptr<codegen::WeightsBlob> blob =
       std::make_shared<codegen::WeightsBlob>();
   llvm::DenseMap<Value, uint64_t> blobOffsets;
+  /// The constants the caller gives at load (TargetOptions::providedWeights),
+  /// not embedded: their index in blobEntries.
+  llvm::DenseMap<Value, unsigned> providedEntries;
+  /// Whether `op` is a weight the caller provides, as it is.
+  bool isProvided(ConstantOp op) const;
   /// The blob's safetensors entries (--external-weights).
   std::vector<codegen::WeightEntry> blobEntries;
 };

@@ -24,11 +24,14 @@
 
 namespace thunder::codegen {
 
-/// One weight in the blob: its name, safetensors dtype, shape and byte range.
+/// One weight in the blob: its name, safetensors dtype, shape and byte range;
+/// or one the library reads only from the caller's memory (not embedded: no
+/// bytes, TargetOptions::providedWeights).
 struct WeightEntry {
   std::string name, dtype;
   llvm::SmallVector<int64_t> shape;
   uint64_t begin, end;
+  bool embedded = true;
 };
 
 /// The weights blob: pieces at aligned offsets with zeros between them.
