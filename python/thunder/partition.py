@@ -29,6 +29,7 @@ its unsupported ops.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import operator
 import os
 import re
@@ -505,6 +506,7 @@ class FallbackEntry:
     def _build_library(self, parts: list[_Prepared]) -> tuple[str, str, str]:
         """The partitions in one library, from the cache or compiled; each loaded as
         partition i of it, reading the model's own tensors as its weights."""
+        from . import runtime
         from .cache import Cache, key as cache_key, program_digest, weights_digest
         from .compiled import _Entry, _compiler_fingerprint
 
@@ -514,6 +516,20 @@ class FallbackEntry:
                            "opt_level": options["opt_level"], "name": options["name"],
                            "fuse": options["fuse"], "arch": options["arch"] or "",
                            "pack_weights": options["pack_weights"]}
+        # The model's tensors the partitions read in place are not embedded (each is
+        # loaded with them, always); a name two partitions offer differently stays in.
+        provided: dict = {}
+        if options["target"] == "cpu" and not options["external_weights"]:
+            differing = set()
+            for part in parts:
+                for name, meta in runtime.offered_weights(part.weights).items():
+                    if provided.setdefault(name, meta) != meta:
+                        differing.add(name)
+            for name in differing:
+                del provided[name]
+        if provided:
+            compile_options["provided_weights"] = hashlib.sha256(
+                repr(sorted(provided.items())).encode()).hexdigest()[:16]
         key = cache_key({"compiler": _compiler_fingerprint(), "layout": "partitions",
                          "programs": [program_digest(p.program) for p in parts],
                          "signatures": [p.signature for p in parts],
@@ -536,7 +552,7 @@ class FallbackEntry:
                         external_weights=options["external_weights"],
                         opt_level=options["opt_level"], fuse=options["fuse"],
                         arch=options["arch"] or "", kernel_cache=str(cache.kernels),
-                        pack_weights=options["pack_weights"])
+                        pack_weights=options["pack_weights"], provided_weights=provided)
                 except _C.CompileError as error:
                     match = re.match(r"partition ([0-9]+): ", str(error))
                     if match and int(match.group(1)) < len(parts):

@@ -289,24 +289,27 @@ def test_partition_index_through_the_runtime(tmp_path):
     model = ThreeParts().eval()
     compiled = thunder.compile(model, inputs(), cache_dir=tmp_path, progress=False)
     [library] = _libraries(tmp_path)
-    plain = _C.LoadedModel(str(library))  # a tool that knows nothing of partitions
-    assert plain.partition == 0 and plain.num_partitions == 3
-    assert plain.name == f"{compiled._name}_p0"
-    for i in range(3):
-        part = runtime.Model(library, partition=i)
-        assert part.native.partition == i and part.provided_weights == 0  # its own copy
+    # A tool that knows nothing of partitions gets partition 0, which reads the
+    # module's tensors in place and holds no copy of them: alone, it names one.
+    with pytest.raises(thunder.RuntimeError,
+                       match=f"'{compiled._name}_p0' .* is not in this library"):
+        _C.LoadedModel(str(library))
     entry = compiled._entries[0]
+    for i, part in enumerate(entry.compiled_modules):
+        assert part.model.native.partition == i and part.model.native.num_partitions == 3
+        assert part.model.provided_weights > 0  # the module's tensors, not a copy
+    assert entry.compiled_modules[0].model.native.name == f"{compiled._name}_p0"
     x = entry._example_inputs([inputs()[0]])
     second = entry.plan.steps[2]
-    alone = runtime.Model(library, partition=1)
     expected = entry.compiled_modules[1](*x[second.index])
-    assert_close_tree(tuple(runtime.run(alone.native, x[second.index])), tuple(expected))
+    assert_close_tree(tuple(runtime.run(entry.compiled_modules[1].model.native,
+                                        x[second.index])), tuple(expected))
     with pytest.raises(thunder.RuntimeError, match="holds 3 partitions"):
         runtime.Model(library, partition=3)
     linear = thunder.compile(torch.nn.Linear(16, 4).eval(), inputs(), cache_dir=tmp_path,
                              progress=False)
     ordinary = linear.artifacts[0]
-    assert runtime.Model(ordinary, partition=0).native.num_partitions == 1
+    assert linear._entries[0].model.native.num_partitions == 1
     with pytest.raises(thunder.RuntimeError, match="holds one model"):
         runtime.Model(ordinary, partition=1)
 
