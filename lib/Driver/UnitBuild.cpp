@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -106,26 +107,17 @@ UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
     }
     work.push_back({&step, cached});
   }
-  // In stage order, and within a stage in the backend's order (its longest
-  // compiles first).
-  std::stable_sort(work.begin(), work.end(),
-                   [](const auto &a, const auto &b) { return a.first->stage < b.first->stage; });
-
   // A list scheduler: each worker takes the first step not yet taken whose
-  // lower stages have all finished (a unit after its precompiled header), so
-  // a stage's last long compile does not hold back the steps that do not
-  // wait for it.
+  // `after` steps have all finished (a unit after its precompiled header),
+  // so a unit that needs nothing runs beside the steps others wait for.
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<bool> taken(work.size(), false);
-  std::map<int, size_t> unfinished; // stage -> steps not yet finished
+  std::set<std::string> pending; // objects of the steps not finished yet
   for (const auto &entry : work)
-    ++unfinished[entry.first->stage];
-  auto ready = [&](int stage) {
-    for (const auto &[s, n] : unfinished)
-      if (s < stage && n)
-        return false;
-    return true;
+    pending.insert(entry.first->object);
+  auto ready = [&](const UnitCompile &step) {
+    return llvm::none_of(step.after, [&](const std::string &o) { return pending.count(o); });
   };
   auto worker = [&] {
     while (true) {
@@ -136,7 +128,7 @@ UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
           if (!result.ok)
             return;
           i = 0;
-          while (i < work.size() && (taken[i] || !ready(work[i].first->stage)))
+          while (i < work.size() && (taken[i] || !ready(*work[i].first)))
             ++i;
           if (i < work.size())
             break;
@@ -178,7 +170,7 @@ UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
         result.ok = false;
         result.error = message;
       }
-      --unfinished[step->stage];
+      pending.erase(step->object);
       changed.notify_all();
     }
   };

@@ -82,7 +82,9 @@ def program_digest(program_json: bytes) -> str:
 
 
 def _tensor_digest(address: int, nbytes: int) -> bytes:
-    digest = hashlib.blake2b(digest_size=32)
+    # SHA-256: OpenSSL's runs on the CPU's SHA extensions, 2x blake2b's speed here (531
+    # against 265 MB/s per thread on the Intel VM; GPT-2's weights are 500 MB).
+    digest = hashlib.sha256()
     if nbytes:
         # A view of the tensor's own memory: nothing is copied; hashlib releases the GIL
         # on large buffers, so tensors hash in parallel.

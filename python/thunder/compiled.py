@@ -501,7 +501,10 @@ class CompiledModule:
 
     @property
     def artifacts(self) -> list[str]:
-        """The compiled libraries (libNAME.so), one per signature."""
+        """The compiled libraries (libNAME.so), one per signature. On the cpu target they
+        read the module's tensors in place and hold no copy of them: load one with
+        thunder.load(path, weights=model.state_dict()); thunder-compile and
+        thunder.export(...).compile(...) build libraries that stand alone."""
         return [entry.model.path for entry in self._entries]
 
     @property

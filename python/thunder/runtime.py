@@ -123,8 +123,9 @@ def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
 
 def offerable(tensor) -> bool:
     """Whether Model offers `tensor` to a library to read in place (zero-copy): a dense,
-    contiguous CPU tensor of a dtype the runtime knows."""
+    contiguous, non-empty CPU tensor of a dtype the runtime knows."""
     return isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu" and \
+        tensor.numel() > 0 and \
         tensor.layout == torch.strided and tensor.is_contiguous() and \
         tensor.dtype in _DTYPE_NAMES and not tensor.is_conj() and not tensor.is_neg()
 
@@ -230,13 +231,16 @@ class Model:
                 f"on {self.device_description}>")
 
 
-def load(path: str | os.PathLike) -> Model:
+def load(path: str | os.PathLike, weights: dict | None = None) -> Model:
     """Loads a compiled model without compiling anything: a libNAME.so, or a directory
     holding one (what ``thunder-compile -o DIR`` writes; with --external-weights the
-    NAME.safetensors beside it is memory-mapped). Raises thunder.RuntimeError (status
-    THUNDER_ERROR_LOAD, ...) with the runtime's message.
+    NAME.safetensors beside it is memory-mapped). weights: tensors by name (a module's
+    state_dict()) that the library reads in place of its own copies, zero-copy, kept
+    alive by the model; a library from thunder.compile's cache (CompiledModule.artifacts)
+    holds no copy of its module's tensors and needs them. Raises thunder.RuntimeError
+    (status THUNDER_ERROR_LOAD, ...) with the runtime's message.
 
         model = thunder.load("out/")
         logits = model(input_ids)
     """
-    return Model(path)
+    return Model(path, weights)

@@ -1,8 +1,9 @@
 //===- UnitBuild.h - Parallel, cached compiles of a backend's units -*- C++ -*-===//
 //
-// Runs a backend's UnitCompile steps (TargetBackend::compileUnits): stage by
-// stage, each stage's steps in parallel, each object taken from the kernel
-// cache by content when it is there and put there when it was compiled.
+// Runs a backend's UnitCompile steps (TargetBackend::compileUnits) in
+// parallel, each once the steps it comes after have finished, each object
+// taken from the kernel cache by content when it is there and put there when
+// it was compiled.
 //
 //===----------------------------------------------------------------------===//
 #ifndef THUNDER_DRIVER_UNITBUILD_H

@@ -139,9 +139,10 @@ struct ToolchainCommand {
 };
 
 /// One compile of a unit into an object file, run before link(). The driver
-/// runs the steps of a stage in parallel, stage after stage, and, when it has
-/// a kernel cache, takes the object from the cache by `key` instead of
-/// compiling it (and puts what it compiles there, atomically).
+/// runs the steps in parallel, in their order, each once the steps it comes
+/// `after` have finished, and, when it has a kernel cache, takes the object
+/// from the cache by `key` instead of compiling it (and puts what it compiles
+/// there, atomically).
 struct UnitCompile {
   /// The command; it writes `object`.
   std::vector<std::string> argv;
@@ -150,8 +151,9 @@ struct UnitCompile {
   /// A digest of everything the object depends on except the compiler
   /// binary, which the driver adds ("": never cached).
   std::string key;
-  /// Steps run stage by stage (a precompiled header before its users).
-  int stage = 0;
+  /// The objects of the steps this one needs first (a precompiled header
+  /// before its users); the others run beside it.
+  std::vector<std::string> after;
   /// Whether the step may fail without failing the build (an optional
   /// precompiled header: its users then parse the header).
   bool optional = false;

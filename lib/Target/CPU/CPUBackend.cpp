@@ -905,7 +905,6 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
                                          "c++-header", dir + "/thunder_cpu.h", "-o",
                                          step.object});
       step.key = "pch -O" + std::to_string(kernelLevel) + " " + commonDigest;
-      step.stage = 0;
       step.optional = true;
       steps.push_back(step);
     }
@@ -930,7 +929,8 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
         step.argv.push_back("-I" + pchDir);
       step.argv.insert(step.argv.end(),
                        {"-I" + dir, "-c", dir + "/" + unit, "-o", step.object});
-      step.stage = pchUser ? 1 : 0;
+      if (pchUser)
+        step.after.push_back(pchDir + "/thunder_cpu.h.gch");
       for (const SourceFile &file : sources.files)
         if (file.path == unit) {
           llvm::SHA256 hash;

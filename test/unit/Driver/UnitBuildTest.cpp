@@ -1,0 +1,93 @@
+//===- UnitBuildTest.cpp - runUnitCompiles' schedule and failures ---------===//
+//
+// The steps are shell commands that check, when they run, what must (or must
+// not) have run before them: a step runs after the steps it names, beside the
+// others, and a failed optional step does not hold back its users.
+//
+//===----------------------------------------------------------------------===//
+#include "thunder/Driver/UnitBuild.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+using namespace thunder;
+
+namespace {
+
+class UnitBuildTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> path;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("thunder-unit-build", path));
+    dir = path.str().str();
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+
+  /// A step that runs `script` (sh -c) and writes its object `name` when it
+  /// succeeds; `after`: the names of the steps it needs first.
+  UnitCompile step(const std::string &name, const std::string &script,
+                   std::vector<std::string> after = {}) {
+    UnitCompile s;
+    s.object = path(name);
+    s.argv = {"sh", "-c", "cd '" + dir + "' && " + script + " && touch " + name};
+    for (const std::string &a : after)
+      s.after.push_back(path(a));
+    return s;
+  }
+  std::string path(const std::string &name) const { return dir + "/" + name; }
+  bool exists(const std::string &name) const { return llvm::sys::fs::exists(path(name)); }
+
+  std::string dir;
+};
+
+TEST_F(UnitBuildTest, AStepRunsAfterWhatItNeedsAndTheOthersBesideIt) {
+  // Two workers: the header takes one; the unit that needs it waits, and the
+  // independent unit listed after it runs meanwhile (before the header is done).
+  std::vector<UnitCompile> steps = {
+      step("header", "sleep 0.5"),
+      step("user", "test -f header && test -f free", {"header"}),
+      step("free", "test ! -f header"),
+  };
+  UnitBuildResult result = runUnitCompiles(steps, dir, "", 2);
+  EXPECT_TRUE(result.ok) << result.error;
+  EXPECT_EQ(result.compiled, 3u);
+  EXPECT_TRUE(exists("user"));
+}
+
+TEST_F(UnitBuildTest, OneWorkerSkipsAStepThatMustWait) {
+  // With one worker the step that waits is taken after the one it waits for,
+  // though it is listed first.
+  std::vector<UnitCompile> steps = {
+      step("user", "test -f header", {"header"}),
+      step("header", "true"),
+  };
+  UnitBuildResult result = runUnitCompiles(steps, dir, "", 1);
+  EXPECT_TRUE(result.ok) << result.error;
+  EXPECT_TRUE(exists("user"));
+}
+
+TEST_F(UnitBuildTest, AFailedOptionalStepDoesNotHoldBackItsUsers) {
+  UnitCompile header = step("header", "false");
+  header.optional = true;
+  std::vector<UnitCompile> steps = {header, step("user", "test ! -f header", {"header"})};
+  UnitBuildResult result = runUnitCompiles(steps, dir, "", 2);
+  EXPECT_TRUE(result.ok) << result.error;
+  EXPECT_TRUE(exists("user"));
+  EXPECT_EQ(result.compiled, 1u);
+}
+
+TEST_F(UnitBuildTest, AFailureStopsTheBuildAndSaysWhichCommand) {
+  std::vector<UnitCompile> steps = {
+      step("broken", "echo 'unit.cpp:3: error: no' >&2; false"),
+      step("user", "true", {"broken"}),
+  };
+  UnitBuildResult result = runUnitCompiles(steps, dir, "", 2);
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.error.find("unit.cpp:3: error: no"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("sh -c"), std::string::npos) << result.error;
+  EXPECT_FALSE(exists("user"));
+}
+
+} // namespace
