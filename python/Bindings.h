@@ -38,6 +38,10 @@ struct RuntimeFailure : std::runtime_error {
   thunder_status status;
 };
 
+/// The runtime's thunder_dtype of PyTorch's dtype name ("float32"); -1 when
+/// it has none.
+int32_t runtimeDtype(const std::string &name);
+
 /// Throws RuntimeFailure with the runtime's message unless `status` is OK.
 /// Called on the thread that made the call (thunder_last_error is per
 /// thread), with or without the GIL.

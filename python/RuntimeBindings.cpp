@@ -63,6 +63,17 @@ struct TensorDesc {
   }
 };
 
+} // namespace
+
+int32_t runtimeDtype(const std::string &name) {
+  for (int32_t d = 0; d < thunder::kNumDTypes; ++d)
+    if (name == thunder_dtype_name(d))
+      return d;
+  return -1;
+}
+
+namespace {
+
 /// (data_ptr, dtype name, shape): one tensor as the package passes it.
 using TensorTuple = std::tuple<uintptr_t, std::string, std::vector<int64_t>>;
 
@@ -76,10 +87,7 @@ std::vector<thunder_tensor> toTensors(const std::vector<TensorTuple> &tuples,
   tensors.reserve(tuples.size());
   for (size_t i = 0; i < tuples.size(); ++i) {
     const auto &[address, dtypeName, shape] = tuples[i];
-    int32_t dtype = -1;
-    for (int32_t d = 0; d < thunder::kNumDTypes; ++d)
-      if (dtypeName == thunder_dtype_name(d))
-        dtype = d;
+    int32_t dtype = runtimeDtype(dtypeName);
     if (dtype < 0) {
       const thunder_tensor_desc *desc =
           std::string(kind) == "input"

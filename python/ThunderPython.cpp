@@ -453,10 +453,7 @@ private:
     options.targetOptions.packWeights = packWeights;
     for (const auto &[weight, metadata] : providedWeights) {
       const auto &[dtypeName, shape] = metadata;
-      int code = -1;
-      for (int c = 0; c < 64 && code < 0; ++c)
-        if (dtypeName == thunder_dtype_name(c))
-          code = c;
+      int32_t code = runtimeDtype(dtypeName);
       if (code < 0)
         throw py::value_error("provided_weights: weight '" + weight + "' has dtype " +
                               dtypeName + ", which the runtime does not know");

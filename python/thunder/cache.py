@@ -92,6 +92,12 @@ def _tensor_digest(address: int, nbytes: int) -> bytes:
     return digest.digest()
 
 
+def provided_digest(provided: dict) -> str:
+    """A short digest of the weights a library reads from the caller and does not embed
+    (runtime.offered_weights: name -> (dtype name, shape)), for a cache key's options."""
+    return hashlib.sha256(repr(sorted(provided.items())).encode()).hexdigest()[:16]
+
+
 def weights_digest(views: dict) -> str:
     """A digest of the weights' names, dtypes, shapes and bytes; views as
     capture.weight_views gives them (name -> (data_ptr, nbytes, dtype, sizes))."""

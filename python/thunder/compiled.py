@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import os
 import re
 import sys
@@ -28,7 +27,8 @@ from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKin
 from torch.utils import _pytree as pytree
 
 from . import _C, capture, custom_ops, partition, runtime
-from .cache import Cache, host_cpu_digest, key as cache_key, program_digest, weights_digest
+from .cache import (Cache, host_cpu_digest, key as cache_key, program_digest,
+                    provided_digest, weights_digest)
 from .errors import UnsupportedModelError, runtime_error
 from .program import import_captured
 
@@ -773,8 +773,7 @@ class CompiledModule:
         weights = self._weights_of(ep)
         provided = runtime.offered_weights(weights) if not self._external_weights else {}
         if provided:
-            options["provided_weights"] = hashlib.sha256(
-                repr(sorted(provided.items())).encode()).hexdigest()[:16]
+            options["provided_weights"] = provided_digest(provided)
         # The weights are hashed with external weights too: the weights file is written
         # by the compile (after constant folding, at offsets the library has baked in), so
         # an entry is only valid for the weights it was compiled from.

@@ -29,7 +29,6 @@ its unsupported ops.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import operator
 import os
 import re
@@ -507,7 +506,8 @@ class FallbackEntry:
         """The partitions in one library, from the cache or compiled; each loaded as
         partition i of it, reading the model's own tensors as its weights."""
         from . import runtime
-        from .cache import Cache, key as cache_key, program_digest, weights_digest
+        from .cache import (Cache, key as cache_key, program_digest, provided_digest,
+                            weights_digest)
         from .compiled import _Entry, _compiler_fingerprint
 
         options = self._options
@@ -528,8 +528,7 @@ class FallbackEntry:
             for name in differing:
                 del provided[name]
         if provided:
-            compile_options["provided_weights"] = hashlib.sha256(
-                repr(sorted(provided.items())).encode()).hexdigest()[:16]
+            compile_options["provided_weights"] = provided_digest(provided)
         key = cache_key({"compiler": _compiler_fingerprint(), "layout": "partitions",
                          "programs": [program_digest(p.program) for p in parts],
                          "signatures": [p.signature for p in parts],

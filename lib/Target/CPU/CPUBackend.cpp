@@ -58,16 +58,10 @@ LogicalResult Emitter::emitConstant(ConstantOp op, llvm::raw_ostream &os) {
     return emitPackedConstant(op, it->second);
   // A weight the caller gives at load: a table entry without bytes.
   if (isProvided(op)) {
-    auto type = cast<RankedTensorType>(op.getType());
     auto resource = cast<DenseResourceElementsAttr>(op.getValue());
-    // Its byte count as the range [0, bytes) (i1: a byte each).
-    uint64_t bytes = type.getNumElements() *
-                     std::max<uint64_t>(1, type.getElementTypeBitWidth() / 8);
     providedEntries[op.getResult()] = blobEntries.size();
-    blobEntries.push_back({resource.getRawHandle().getKey().str(),
-                           codegen::safetensorsDtype(type.getElementType()),
-                           SmallVector<int64_t>(type.getShape()), 0, bytes,
-                           /*embedded=*/false});
+    blobEntries.push_back(codegen::absentEntry(resource.getRawHandle().getKey(),
+                                               cast<RankedTensorType>(op.getType())));
     return success();
   }
   FailureOr<uint64_t> offset = codegen::appendConstant(
@@ -462,14 +456,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
   emitPlacements(os);
   // Each weight through its own pointer (kWeights' order): the library's copy, or the
   // caller's memory when the model was created with create_with.
-  for (auto &[v, b] : codegen::inBlobOrder(blobOffsets, [&](Value v) { return name(v); }))
-    os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
-       << elem(v) << " *>(weights[" << weightIndex(b) << "]);\n";
-  std::vector<std::pair<unsigned, Value>> provided;
-  for (auto &[v, index] : providedEntries)
-    provided.push_back({index, v});
-  llvm::sort(provided, [](const auto &a, const auto &b) { return a.first < b.first; });
-  for (auto &[index, v] : provided)
+  for (auto &[index, v] : weightsInTableOrder())
     os << "  const " << elem(v) << " *" << name(v) << " = reinterpret_cast<const "
        << elem(v) << " *>(weights[" << index << "]);\n";
   for (auto r : func.getBody().front().getOps<ReshapeOp>())
@@ -567,6 +554,21 @@ LogicalResult Emitter::finishUnits(EmittedSources &out, std::vector<std::string>
   return codegen::addCustomKernelUnits(func->getParentOfType<ModuleOp>(), "cpu", out);
 }
 
+std::vector<std::pair<unsigned, Value>> Emitter::weightsInTableOrder() {
+  std::vector<std::tuple<unsigned, std::string, Value>> sorted;
+  for (auto &[v, offset] : blobOffsets)
+    sorted.emplace_back(weightIndex(offset), name(v), v);
+  for (auto &[v, index] : providedEntries)
+    sorted.emplace_back(index, name(v), v);
+  llvm::sort(sorted, [](const auto &a, const auto &b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  std::vector<std::pair<unsigned, Value>> out;
+  for (auto &[index, n, v] : sorted)
+    out.emplace_back(index, v);
+  return out;
+}
+
 unsigned Emitter::weightIndex(uint64_t offset) const {
   for (auto [i, entry] : llvm::enumerate(blobEntries))
     if (entry.embedded && entry.begin == offset)
@@ -578,12 +580,7 @@ unsigned Emitter::weightIndex(uint64_t offset) const {
 /// dtype and shape of the constant it holds.
 void Emitter::emitWeightsTable(llvm::raw_ostream &os) {
   std::vector<std::pair<int, SmallVector<int64_t>>> types(blobEntries.size(), {-1, {}});
-  for (auto &[v, offset] : blobOffsets) {
-    auto type = cast<RankedTensorType>(v.getType());
-    types[weightIndex(offset)] = {codegen::dtypeCode(type.getElementType()),
-                                  SmallVector<int64_t>(type.getShape())};
-  }
-  for (auto &[v, index] : providedEntries) {
+  for (auto &[index, v] : weightsInTableOrder()) {
     auto type = cast<RankedTensorType>(v.getType());
     types[index] = {codegen::dtypeCode(type.getElementType()),
                     SmallVector<int64_t>(type.getShape())};
@@ -868,16 +865,13 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
   bool pch = fullHeaderUnits.size() >= 5;
   // The longest compiles first: the drivers, the host program, then the
   // kernels (the scheduler takes steps in this order).
-  std::vector<std::string> units;
-  for (const std::string &unit : sources.compileUnits)
-    if (unit == cpu::kGemmUnit || unit == cpu::kConvUnit)
-      units.push_back(unit);
-  for (const std::string &unit : sources.compileUnits)
-    if (!isKernelUnit(unit))
-      units.push_back(unit);
-  for (const std::string &unit : sources.compileUnits)
-    if (isKernelUnit(unit) && unit != cpu::kGemmUnit && unit != cpu::kConvUnit)
-      units.push_back(unit);
+  auto rank = [](const std::string &unit) {
+    return unit == cpu::kGemmUnit || unit == cpu::kConvUnit ? 0 : isKernelUnit(unit) ? 2 : 1;
+  };
+  std::vector<std::string> units = sources.compileUnits;
+  llvm::stable_sort(units, [&](const std::string &a, const std::string &b) {
+    return rank(a) < rank(b);
+  });
   std::vector<UnitCompile> steps;
   for (const std::string &arch : variants) {
     std::vector<std::string> flags = unitFlags(options, arch, multi);

@@ -170,6 +170,8 @@ private:
   llvm::DenseMap<Value, unsigned> providedEntries;
   /// Whether `op` is a weight the caller provides, as it is.
   bool isProvided(ConstantOp op) const;
+  /// Every weight with its index in blobEntries (kWeights), in that order.
+  std::vector<std::pair<unsigned, Value>> weightsInTableOrder();
   /// The blob's safetensors entries (--external-weights).
   std::vector<codegen::WeightEntry> blobEntries;
 };

@@ -109,6 +109,12 @@ FailureOr<uint64_t> appendElements(Attribute value, Location loc, uint64_t align
   return offset;
 }
 
+WeightEntry absentEntry(llvm::StringRef name, RankedTensorType type) {
+  uint64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+  return {name.str(), safetensorsDtype(type.getElementType()),
+          llvm::SmallVector<int64_t>(type.getShape()), 0, bytes, /*embedded=*/false};
+}
+
 std::string safetensorsHeader(llvm::StringRef modelName,
                               llvm::ArrayRef<WeightEntry> entries, int64_t *headerBytes) {
   std::string header;

@@ -11,6 +11,7 @@
 #ifndef THUNDER_TARGET_COMMON_WEIGHTSBLOB_H
 #define THUNDER_TARGET_COMMON_WEIGHTSBLOB_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
 #include "thunder/Target/TargetBackend.h"
@@ -66,6 +67,10 @@ private:
   std::vector<std::unique_ptr<std::vector<char>>> owned;
   uint64_t end = 0;
 };
+
+/// The entry of a weight the library holds no copy of (embedded false): its
+/// name, the dtype and shape of `type`, and its byte count as [0, bytes).
+WeightEntry absentEntry(llvm::StringRef name, mlir::RankedTensorType type);
 
 /// Appends the bytes of a dense thunder.constant (a resource blob or a
 /// literal, viewed where they lie; i1 as one byte each, copied) to `blob` at
