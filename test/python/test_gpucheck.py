@@ -208,6 +208,14 @@ def _fake_gpu(monkeypatch, made, *, graph_fails=False, wrong_vendor=False):
             pass
 
     monkeypatch.setattr(gpucheck, "torch", fake)
+
+    def run_in_process(bundle_dir, column, name, dtype, batch, timeout):
+        """run_isolated without the child process (which would import the real torch)."""
+        manifest = json.loads((bundle_dir / "manifest.json").read_text())
+        x = gpucheck.load_inputs(torch.load(bundle_dir / "inputs.pt"), manifest, name, batch,
+                                 dtype, torch.device("cpu"))
+        return gpucheck.time_other(column, models.build(name, batch=1, dtype=dtype)[0], x)
+    monkeypatch.setattr(gpucheck, "run_isolated", run_in_process)
     monkeypatch.setattr(gpucheck, "thunder_ctypes", types.SimpleNamespace(
         Runtime=lambda path: None, Model=FakeModel, ThunderError=thunder_ctypes.ThunderError))
     # The check's clock starts when its module is imported (before torch, on the GPU
@@ -262,3 +270,61 @@ def test_gpu_side_reports_a_failing_cuda_graph_and_times_without(made, monkeypat
     # Still timed: the thunder column holds a number.
     cells = [c.strip() for c in row1.split("|")]
     assert float(cells[6]) > 0
+
+
+def test_gpu_side_runs_only_the_steps_asked_for(made, monkeypatch, tmp_path):
+    bundle_dir = _fake_gpu(monkeypatch, made)
+    monkeypatch.setenv("OUT", str(tmp_path))
+    assert gpucheck.main(["--bundle", str(bundle_dir), "--budget", "600",
+                          "--steps", "models,aoti:8"]) == 0
+    report = (tmp_path / "gpucheck.md").read_text()
+    assert "| mlp | float32 | 8 | ok (" in report
+    assert "| pointwise relu" not in report and "cuda: CUDA device" not in report
+    row8 = next(line for line in report.splitlines() if line.startswith("| mlp | float32 | 8 "))
+    cells = [c.strip() for c in row8.split("|")]
+    assert cells[8] == "-" and float(cells[12]) >= 0  # compile not run, AOTI timed
+    with pytest.raises(SystemExit):
+        gpucheck.main(["--bundle", str(bundle_dir), "--steps", "models,nonsense"])
+
+
+def test_isolated_compiler_crash_is_the_rows_failure(monkeypatch, tmp_path):
+    """A child that dies of a signal (as AOTInductor's loader did on the H200) is reported
+    so; a child that prints its result is read back."""
+    crash = tmp_path / "crash.py"
+    crash.write_text("import faulthandler, os, signal\nfaulthandler.enable()\n"
+                     "def load():\n    os.kill(os.getpid(), signal.SIGSEGV)\nload()\n")
+    monkeypatch.setattr(gpucheck, "__file__", str(crash))
+    with pytest.raises(RuntimeError, match=r"crashed \(SIGSEGV\) in .*crash.py:4 load"):
+        gpucheck.run_isolated(tmp_path, "aoti", "mlp", "float32", 8, timeout=60)
+    fine = tmp_path / "fine.py"
+    fine.write_text(f"print('noise')\nprint({gpucheck.CHILD_MARK!r} + "
+                    f"'{{\"ms\": 1.5, \"compiled_s\": 7.0}}')\n")
+    monkeypatch.setattr(gpucheck, "__file__", str(fine))
+    assert gpucheck.run_isolated(tmp_path, "aoti", "mlp", "float32", 8, timeout=60) == (1.5, 7.0)
+
+
+def test_bfloat16_is_checked_against_float32_arithmetic():
+    """bf16 outputs are measured against float32 arithmetic on the same weights, not
+    elementwise against eager bf16 (whose own rounding differs where outputs are small)."""
+    torch.manual_seed(0)
+    reference = [torch.randn(64, 256)]
+    eager = [reference[0].to(torch.bfloat16)]
+    # Rounded differently from eager (as fp32 intermediates do): still within bf16 error.
+    ours = [(reference[0] * (1 + 2e-3 * torch.randn(64, 256))).to(torch.bfloat16)]
+    ok, detail = gpucheck.compare(ours, eager, "bfloat16", reference)
+    assert ok, detail
+    assert "rel err" in detail and "eager's" in detail
+    wrong = [ours[0].clone()]
+    wrong[0][3, :40] += 2.0  # a wrong block of one row
+    assert not gpucheck.compare(wrong, eager, "bfloat16", reference)[0]
+    # Where eager bf16's own error is over 1e-2 (llama on the H200: 1.2e-2), Thunder may
+    # match it, not much more.
+    coarse = [(reference[0] * (1 + 2e-2 * torch.randn(64, 256))).to(torch.bfloat16)]
+    assert gpucheck.compare(coarse, coarse, "bfloat16", reference)[0]
+    assert not gpucheck.compare(coarse, eager, "bfloat16", reference)[0]
+    nan = [ours[0].clone()]
+    nan[0][0, 0] = float("nan")
+    assert not gpucheck.compare(nan, eager, "bfloat16", reference)[0]
+    # float32 keeps the elementwise check against eager.
+    assert gpucheck.compare([reference[0] + 1e-5], reference, "float32")[0]
+    assert not gpucheck.compare([reference[0] + 1e-2], reference, "float32")[0]

@@ -7,7 +7,8 @@ compiled libraries through Thunder's runtime (ctypes over the C API) on CUDA ten
 the current stream (the library with a dynamic batch at both batches, and the static-shape
 library of that dtype and batch where the bundle has one), compares with eager PyTorch on
 the GPU (TF32 off for float32) after the first run, after a CUDA graph replay and with new
-tensors (the staging path), and times eager, Thunder, torch.compile (default, then
+tensors (the staging path), and times eager, Thunder, torch.compile (default, with CUDA
+graphs ("reduce-overhead", as Thunder replays one), then
 max-autotune-no-cudagraphs) and AOTInductor with CUDA events (median of many runs). Then
 the fused pointwise kernel against a device-to-device copy (256 MB and 1 GB) and the GEMM
 against torch.matmul (cuBLAS), each timed over back-to-back calls. The tpu-target
@@ -95,12 +96,35 @@ def time_ms(fn, target_s: float = 0.25, min_iters: int = 10, max_iters: int = 30
     return statistics.median(times)
 
 
-def compare(actual: list, expected: list, dtype: str) -> tuple[bool, str]:
+#: The bound on a bfloat16 library's error relative to float32 arithmetic on the same
+#: (bfloat16) weights and inputs, ||out - ref|| / ||ref||: bf16 operands land between 1e-3
+#: and 1e-2; where eager bf16's own error is larger (llama: 1.2e-2 on the H200,
+#: 2026-12-04), Thunder may not exceed it by more than BF16_OVER_EAGER.
+BF16_REL_TOL = 1e-2
+BF16_OVER_EAGER = 1.25
+
+
+def relative_error(actual: torch.Tensor, reference: torch.Tensor) -> float:
+    """||actual - reference|| / ||reference|| in float64 (NaN when actual has a NaN)."""
+    a, r = actual.double(), reference.double()
+    denominator = r.norm().item()
+    return (a - r).norm().item() / (denominator if denominator > 0 else 1.0)
+
+
+def compare(actual: list, expected: list, dtype: str,
+            reference: list | None = None) -> tuple[bool, str]:
+    """float32: allclose with eager (rtol = atol = 1e-3). bfloat16, with `reference` (the
+    float32 model on the bf16 weights and inputs): eager bf16 rounds every intermediate to
+    bf16 and Thunder keeps fused intermediates in fp32, so they differ by more than an
+    elementwise bound allows where outputs are small; each is measured against float32
+    arithmetic instead, and Thunder's relative error must stay under BF16_REL_TOL, or
+    under BF16_OVER_EAGER times eager's where eager's is larger."""
     if len(actual) != len(expected):
         return False, f"{len(actual)} outputs, eager has {len(expected)}"
     tol = 1e-3 if dtype == "float32" else 2e-2
     worst, ok = 0.0, True
-    for a, e in zip(actual, expected):
+    ours, eager = 0.0, 0.0
+    for i, (a, e) in enumerate(zip(actual, expected)):
         if a.shape != e.shape:
             return False, f"shape {list(a.shape)} vs eager {list(e.shape)}"
         if not e.is_floating_point():
@@ -108,7 +132,19 @@ def compare(actual: list, expected: list, dtype: str) -> tuple[bool, str]:
             continue
         a32, e32 = a.float(), e.float()
         worst = max(worst, (a32 - e32).abs().max().item() if a.numel() else 0.0)
-        ok = ok and torch.allclose(a32, e32, rtol=tol, atol=tol)
+        if reference is not None and dtype != "float32":
+            if a.numel():
+                rel = relative_error(a, reference[i])
+                eager_rel = relative_error(e, reference[i])
+                ours = rel if math.isnan(rel) else max(ours, rel)
+                eager = max(eager, eager_rel)
+                bound = max(BF16_REL_TOL, BF16_OVER_EAGER * eager_rel)
+                ok = ok and rel <= bound  # False for NaN
+        else:
+            ok = ok and torch.allclose(a32, e32, rtol=tol, atol=tol)
+    if reference is not None and dtype != "float32":
+        return ok, (f"rel err {ours:.1e} vs fp32 arithmetic, eager's {eager:.1e}; "
+                    f"max abs err vs eager {worst:.2e}")
     return ok, f"max abs err {worst:.2e}"
 
 
@@ -133,13 +169,25 @@ def ensure_context() -> None:
         raise ContextLost(f"{type(error).__name__}: {error}") from error
 
 
+def float32_reference(model, x) -> list:
+    """The outputs of `model` (bfloat16) in float32 arithmetic: a float32 copy of it (the
+    same weights, exactly) on the inputs widened to float32."""
+    import copy
+    wide = copy.deepcopy(model).float()
+    with torch.inference_mode():
+        return models.flat_outputs(wide(*[t.float() if t.is_floating_point() else t
+                                          for t in x]))
+
+
 def check_and_time(load, model, x, dtype) -> tuple[str, float | None]:
-    """Loads a library with load(), runs it on `x` against eager `model`: the check
-    ("ok (...)", "MISMATCH (...)", with what failed) and Thunder's median milliseconds.
+    """Loads a library with load(), runs it on `x` against eager `model` (and, for
+    bfloat16, against float32 arithmetic: compare()): the check ("ok (...)",
+    "MISMATCH (...)", with what failed) and Thunder's median milliseconds.
     The first run is direct, the later ones replay a CUDA graph and are checked again,
     and so is a call on new tensors (the graph then goes through its staging buffers).
     When the graph fails the library is loaded again with THUNDER_CUDA_GRAPHS=0 and
     timed so."""
+    reference = None if dtype == "float32" else float32_reference(model, x)
     compiled = load()
     try:
         with torch.inference_mode():
@@ -147,7 +195,7 @@ def check_and_time(load, model, x, dtype) -> tuple[str, float | None]:
             run, outputs = compiled.bind(x)
             run()
             torch.cuda.synchronize()
-            ok, detail = compare(outputs, expected, dtype)
+            ok, detail = compare(outputs, expected, dtype, reference)
             check = ("ok" if ok else "MISMATCH") + f" ({detail})"
             try:
                 ms = time_ms(run)
@@ -155,8 +203,9 @@ def check_and_time(load, model, x, dtype) -> tuple[str, float | None]:
                     out.fill_(float("nan") if out.is_floating_point() else 0)
                 run()
                 torch.cuda.synchronize()
-                replay_ok, replay = compare(outputs, expected, dtype)
-                fresh_ok, fresh = compare(compiled(*[t.clone() for t in x]), expected, dtype)
+                replay_ok, replay = compare(outputs, expected, dtype, reference)
+                fresh_ok, fresh = compare(compiled(*[t.clone() for t in x]), expected, dtype,
+                                          reference)
                 if ok and not replay_ok:
                     check = f"MISMATCH after graph replay ({replay})"
                 elif ok and not fresh_ok:
@@ -211,8 +260,8 @@ class Report:
         lines = [self.title, "",
                  "| model | dtype | batch | check | eager | thunder | vs eager | compile "
                  "| vs compile | max-autotune | vs autotune | AOTI | vs AOTI | static check "
-                 "| thunder static | vs eager |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "| thunder static | vs eager | compile, CUDA graphs | vs it |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         speedups = {}
         for (name, dtype, batch), row in sorted(self.rows.items()):
             t, st = row.get("thunder"), row.get("static")
@@ -222,7 +271,8 @@ class Report:
                 f"| {fmt(row.get('compile'))} | {ratio(row.get('compile'), t)} "
                 f"| {fmt(row.get('autotune'))} | {ratio(row.get('autotune'), t)} "
                 f"| {fmt(row.get('aoti'))} | {ratio(row.get('aoti'), t)} "
-                f"| {row.get('static check', '-')} | {fmt(st)} | {ratio(row.get('eager'), st)} |")
+                f"| {row.get('static check', '-')} | {fmt(st)} | {ratio(row.get('eager'), st)} "
+                f"| {fmt(row.get('graphs'))} | {ratio(row.get('graphs'), t)} |")
             for kind, ms in (("dynamic batch", t), ("static shapes", st)):
                 if isinstance(ms, float) and isinstance(row.get("eager"), float):
                     speedups.setdefault((dtype, batch, kind), []).append((row["eager"] / ms, name))
@@ -272,6 +322,121 @@ class Report:
             [(m, d, b) for m, d, b, _, c, _, _ in self.vendor if bad(str(c))]
 
 
+def load_inputs(inputs: dict, manifest: dict, name: str, batch: int, dtype: str,
+                device) -> list:
+    """The reference inputs of `name` at `batch`, checked against their checksum, in
+    `dtype` on `device`."""
+    key = f"{name}/b{batch}"
+    tensors = inputs[key]
+    if models.inputs_checksum(tensors) != manifest["inputs_checksums"][key]:
+        raise RuntimeError(f"the reference inputs of {key} do not match their checksum")
+    torch_dtype = getattr(torch, dtype)
+    return [(t.to(torch_dtype) if t.is_floating_point() else t).to(device) for t in tensors]
+
+
+def make_other(column: str, model, x):
+    """The callable that another compiler (`column`) makes of `model`."""
+    if column == "compile":
+        return torch.compile(model, dynamic=False)
+    if column == "graphs":  # torch.compile replaying CUDA graphs, as Thunder does
+        return torch.compile(model, dynamic=False, mode="reduce-overhead")
+    if column == "autotune":
+        return torch.compile(model, dynamic=False, mode="max-autotune-no-cudagraphs")
+    if column == "aoti":
+        ep = torch.export.export(model, tuple(x))
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+        return torch._inductor.aoti_load_package(path)
+    raise ValueError(f"unknown compiler column {column!r}")
+
+
+def time_other(column: str, model, x) -> tuple[float, float]:
+    """(median ms, compile seconds) of `model` compiled by another compiler."""
+    mark = time.monotonic()
+    try:
+        with torch.inference_mode():
+            fn = make_other(column, model, x)
+            fn(*x)
+            torch.cuda.synchronize()
+            compiled_s = time.monotonic() - mark
+            return time_ms(lambda: fn(*x)), compiled_s
+    finally:
+        torch._dynamo.reset()
+
+
+#: The compilers run in a child process of their own: loading an AOTInductor package
+#: crashed the check's process on the H200 (SIGSEGV in _load_aoti, 2026-12-04, with
+#: Thunder's runtime and XLA's PJRT plugin loaded beside it), taking the report with it.
+ISOLATED = {"aoti"}
+
+#: What prefixes the child's one line of result on its stdout.
+CHILD_MARK = "GPUCHECK_CHILD "
+
+
+def child_main(bundle: pathlib.Path, column: str, name: str, dtype: str, batch: int) -> int:
+    """`gpucheck.py --child COLUMN MODEL DTYPE BATCH`: times one model under another
+    compiler and prints CHILD_MARK + JSON."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    device = torch.device("cuda")
+    model = models.build(name, batch=1, dtype=dtype)[0].to(device)
+    x = load_inputs(torch.load(bundle / "inputs.pt"), manifest, name, batch, dtype, device)
+    ms, compiled_s = time_other(column, model, x)
+    print(CHILD_MARK + json.dumps({"ms": ms, "compiled_s": compiled_s}), flush=True)
+    return 0
+
+
+def crash_site(stderr: str) -> str:
+    """' in FILE:LINE FUNCTION' of the innermost frame faulthandler printed for the
+    crashing thread, or ''."""
+    lines = stderr.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Current thread"):
+            for frame in lines[i + 1:]:
+                frame = frame.strip()
+                if frame.startswith('File "'):
+                    path, _, rest = frame[len('File "'):].partition('", line ')
+                    short = "/".join(pathlib.Path(path).parts[-3:])
+                    return f" in {short}:{rest.replace(' in ', ' ')}"
+    return ""
+
+
+def run_isolated(bundle: pathlib.Path, column: str, name: str, dtype: str, batch: int,
+                 timeout: float) -> tuple[float, float]:
+    """time_other in a child process: a crash there is this row's failure, not the run's."""
+    import signal
+    import subprocess
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(pathlib.Path(__file__).resolve()), "--bundle", str(bundle),
+             "--child", column, name, dtype, str(batch)],
+            capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"timed out after {timeout:.0f} s") from None
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(CHILD_MARK):
+            result = json.loads(line[len(CHILD_MARK):])
+            return result["ms"], result["compiled_s"]
+    if proc.returncode < 0:
+        raise RuntimeError(f"crashed ({signal.Signals(-proc.returncode).name})"
+                           f"{crash_site(proc.stderr)}")
+    last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    raise RuntimeError(f"exit status {proc.returncode}: {last[:160]}")
+
+
+#: The steps of a run, in order (--steps chooses some): the libraries against eager, the
+#: tpu target through PJRT, the multi-vendor library, the microbenchmarks, then the other
+#: compilers (COLUMN:BATCH), slowest last.
+STEPS = ("models", "pjrt", "multivendor", "micro", "compile:8", "aoti:8", "compile:1",
+         "graphs:8", "graphs:1", "autotune:8")
+
+#: Per compiler: the budget it must find left to start one more model (what one more
+#: compile may take: AOTInductor's C++ build and max-autotune's search run for minutes on
+#: large models).
+RESERVE_S = {"compile": 60, "graphs": 60, "aoti": 120, "autotune": 240}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bundle", default=str(HERE))
@@ -282,8 +447,20 @@ def main(argv=None) -> int:
                         help="seconds after which the watchdog writes the report and exits "
                              "(default: the budget + 90)")
     parser.add_argument("--models", nargs="*", default=None)
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help="comma-separated, from: " + ",".join(STEPS) + " (the compilers "
+                             "compare with the rows of 'models')")
+    parser.add_argument("--child", nargs=4, metavar=("COLUMN", "MODEL", "DTYPE", "BATCH"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     faulthandler.enable()  # a crash in native code still prints where it happened
+    if args.child:
+        column, name, dtype, batch = args.child
+        return child_main(pathlib.Path(args.bundle), column, name, dtype, int(batch))
+    steps = [step.strip() for step in args.steps.split(",") if step.strip()]
+    unknown = [step for step in steps if step not in STEPS]
+    if unknown:
+        parser.error(f"unknown steps {unknown}: choose from {', '.join(STEPS)}")
     budget = Budget(args.budget)
     bundle = pathlib.Path(args.bundle)
     manifest = json.loads((bundle / "manifest.json").read_text())
@@ -325,12 +502,7 @@ def main(argv=None) -> int:
     eager_models = {}  # (model, dtype) -> eager module on the GPU
 
     def inputs_for(name, batch, dtype):
-        key = f"{name}/b{batch}"
-        tensors = inputs[key]
-        if models.inputs_checksum(tensors) != manifest["inputs_checksums"][key]:
-            raise RuntimeError(f"the reference inputs of {key} do not match their checksum")
-        torch_dtype = getattr(torch, dtype)
-        return [(t.to(torch_dtype) if t.is_floating_point() else t).to(device) for t in tensors]
+        return load_inputs(inputs, manifest, name, batch, dtype, device)
 
     def context_lost(where: str, error: Exception) -> int:
         report.note(f"the CUDA context was lost at {where} ({error}); everything after it "
@@ -354,7 +526,7 @@ def main(argv=None) -> int:
             log(f"{name} {dtype}: {error}")
             for batch in manifest["batches"]:
                 rows[(name, dtype, batch)] = {"check": f"FAILED: {error}"}
-    for entry in entries:
+    for entry in entries if "models" in steps else []:
         name, dtype, static = entry["model"], entry["dtype"], entry.get("batch")
         model = eager_models.get((name, dtype))
         if model is None:
@@ -394,8 +566,8 @@ def main(argv=None) -> int:
         path = pathlib.Path(package.__file__).parent / "xla_cuda_plugin.so"
         return path if path.exists() else None
 
-    pjrt_entries = [e for e in manifest.get("pjrt", [])
-                    if args.models is None or e["model"] in args.models]
+    pjrt_entries = [e for e in manifest.get("pjrt", []) if "pjrt" in steps and
+                    (args.models is None or e["model"] in args.models)]
     plugin = cuda_pjrt_plugin() if pjrt_entries else None
     if pjrt_entries and plugin is None:
         report.note("the tpu-target libraries did not run: no jax_plugins.xla_cuda13 "
@@ -432,8 +604,8 @@ def main(argv=None) -> int:
 
     # 1c. The multi-vendor library: the runtime must choose its CUDA part on this GPU.
     expected_arch = f"sm_{props.major}{props.minor}"
-    for entry in [e for e in manifest.get("multivendor", [])
-                  if args.models is None or e["model"] in args.models]:
+    for entry in [e for e in manifest.get("multivendor", []) if "multivendor" in steps and
+                  (args.models is None or e["model"] in args.models)]:
         name, dtype = entry["model"], entry["dtype"]
         library = str(bundle / entry["library"])
         for batch in manifest["batches"]:
@@ -488,14 +660,28 @@ def main(argv=None) -> int:
             run, (y,) = pointwise.bind([x])
             run()
             torch.cuda.synchronize()
-            good = torch.allclose(y, torch.relu(x * 1.5 + 0.5))
+            # Against float64: the kernel may contract x*1.5+0.5 into one FMA (nvcc's
+            # default), which rounds once where torch's two kernels round twice, so near
+            # zero the two differ by more than allclose's atol. Each element must be within
+            # 2 ulps of the operands' scale of the exact value.
+            wide = x.double()
+            exact = torch.relu(wide * 1.5 + 0.5)
+            bound = 2.0 ** -22 * (wide.abs() * 1.5 + 0.5)
+            off = int(((y.double() - exact).abs() > bound).sum().item())
+            eager_off = int(((torch.relu(x * 1.5 + 0.5).double() - exact).abs() > bound)
+                            .sum().item())
+            del wide, exact, bound
+            good = off == 0
             ours = time_ms(run, min_iters=20, calls=20)
             copy_dst = torch.empty_like(x)
             copy = time_ms(lambda: copy_dst.copy_(x), min_iters=20, calls=20)
         finally:
             pointwise.close()
         moved = 2 * n * 4 / 1e9  # GB read + written
-        return (f"pointwise relu(x*1.5+0.5), {mib} MB f32" + ("" if good else " WRONG"),
+        verdict = "" if good else f" WRONG ({off} elements off by > 2 ulps)"
+        if eager_off:
+            verdict += f" (eager's: {eager_off} elements > 2 ulps off)"
+        return (f"pointwise relu(x*1.5+0.5), {mib} MB f32" + verdict,
                 f"{moved / (ours / 1e3):.0f} GB/s", f"{moved / (copy / 1e3):.0f} GB/s",
                 f"{copy / ours * 100:.0f}% of copy")
 
@@ -519,10 +705,10 @@ def main(argv=None) -> int:
 
     os.environ["THUNDER_CUDA_GRAPHS"] = "0"  # read at load: time the kernels alone
     try:
-        for mib in (256, 1024):
+        for mib in (256, 1024) if "micro" in steps else ():
             microbenchmark(f"pointwise {mib} MB", lambda: pointwise_bandwidth(mib))
         for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (1024, 4096, 4096),
-                        (128, 4096, 4096)):
+                        (128, 4096, 4096)) if "micro" in steps else ():
             microbenchmark(f"gemm {m}x{n}x{k}", lambda: gemm_throughput(m, n, k))
     except ContextLost as lost:
         return context_lost("the microbenchmarks", lost)
@@ -530,51 +716,41 @@ def main(argv=None) -> int:
         os.environ.pop("THUNDER_CUDA_GRAPHS", None)
 
     # 3. The other compilers, slowest last, while the budget lasts.
-    def other(column, make, batches, reserve):
+    def other(column, batch):
         for (name, dtype), model in eager_models.items():
-            for batch in batches:
-                row = rows.get((name, dtype, batch), {})
-                if not isinstance(row.get("thunder"), float):
-                    continue  # nothing to compare with
-                if budget.left() < reserve:
-                    row[column] = "skipped"
-                    continue
+            row = rows.get((name, dtype, batch), {})
+            if not isinstance(row.get("thunder"), float):
+                continue  # nothing to compare with
+            if budget.left() < RESERVE_S[column]:
+                row[column] = "skipped"
+                continue
+            try:
+                if column in ISOLATED:
+                    timeout = max(30.0, deadline - (time.monotonic() - START) - 10)
+                    ms, compiled_s = run_isolated(bundle, column, name, dtype, batch, timeout)
+                else:
+                    ms, compiled_s = time_other(column, model, inputs_for(name, batch, dtype))
+                row[column] = ms
+                log(f"{column} {name} {dtype} b{batch}: {ms:.3f} ms "
+                    f"(compiled in {compiled_s:.0f} s)")
+            except Exception as error:  # noqa: BLE001
+                row[column] = f"failed: {str(error)[:80]}"
+                log(f"{column} {name} {dtype} b{batch}: {type(error).__name__}: {error}")
                 try:
-                    x = inputs_for(name, batch, dtype)
-                    mark = time.monotonic()
-                    with torch.inference_mode():
-                        fn = make(model, x)
-                        fn(*x)
-                        torch.cuda.synchronize()
-                        compiled_s = time.monotonic() - mark
-                        row[column] = time_ms(lambda: fn(*x))
-                    log(f"{column} {name} {dtype} b{batch}: {row[column]:.3f} ms "
-                        f"(compiled in {compiled_s:.0f} s)")
-                except Exception as error:  # noqa: BLE001
-                    row[column] = f"failed ({type(error).__name__})"
-                    log(f"{column} {name} {dtype} b{batch}: {error}")
-                finally:
-                    torch._dynamo.reset()
-                report.write()
+                    ensure_context()
+                except ContextLost as lost:
+                    return context_lost(f"{column} {name} {dtype} b{batch}", lost)
+            report.write()
         if any(rows[k].get(column) == "skipped" for k in rows):
             report.note(f"{column}: some runs skipped, the time budget ran out")
+        return None
 
-    def aoti(model, x):
-        ep = torch.export.export(model, tuple(x))
-        path = torch._inductor.aoti_compile_and_package(
-            ep, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
-        return torch._inductor.aoti_load_package(path)
-
-    def default_compile(model, x):
-        return torch.compile(model, dynamic=False)
-
-    # The reserves are what one more compile may take: AOTInductor's C++ build and
-    # max-autotune's search run for minutes on large models.
-    other("compile", default_compile, [8], 60)
-    other("aoti", aoti, [8], 120)
-    other("compile", default_compile, [1], 60)
-    other("autotune", lambda model, x: torch.compile(model, dynamic=False,
-                                                     mode="max-autotune-no-cudagraphs"), [8], 240)
+    for step in steps:
+        if ":" in step:
+            column, batch = step.split(":")
+            lost = other(column, int(batch))
+            if lost is not None:
+                return lost
 
     # 4. The report.
     watchdog.cancel()
