@@ -359,6 +359,7 @@ static constexpr const char *kConvUnit = "kernels/thunder_cpu_conv.cpp";
 static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu.h", kThunderCpuHeader});
   out.files.push_back({"thunder_cpu_base.h", kThunderCpuBaseHeader});
+  out.files.push_back({"thunder_cpu_host.h", kThunderCpuHostHeader});
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
   out.files.push_back({"thunder_cpu_gemm.h", kThunderCpuGemmHeader});
   out.files.push_back({"thunder_cpu_gemm_api.h", kThunderCpuGemmApiHeader});
@@ -414,7 +415,9 @@ LogicalResult Emitter::run(EmittedSources &out) {
      << "' (target cpu). Do not edit.\n"
      << "// One call per kernel, in launch order; each names its ops and source lines.\n"
      << "// The kernels are in kernels/, one unit each.\n"
-     << "#include \"thunder_cpu.h\"\n#include \"thunder-c/artifact.h\"\n\n"
+     // The host unit calls kernels in units of their own: it needs the lean
+     // host header, not thunder_cpu.h's templates.
+     << "#include \"thunder_cpu_host.h\"\n#include \"thunder-c/artifact.h\"\n\n"
      << "#include <atomic>\n#include <cstdio>\n"
      << (dynamicArena ? "#include <mutex>\n#include \"thunder_arena_packing.h\"\n" : "")
      << "\n"

@@ -9,6 +9,7 @@
 #define THUNDER_CPU_H
 
 #include "thunder_cpu_base.h"
+#include "thunder_cpu_host.h"
 
 #include <cstdlib>
 #include <map>
@@ -23,73 +24,7 @@
 
 namespace thunder_cpu {
 
-/// Called once when a model is created: GEMMs run single-threaded inside
-/// OpenMP's threads (see matmul).
-inline void thunder_cpu_init() { openblas_set_num_threads(1); }
-
-//===--------------------------------------------------------------------===//
-// Weights in file-backed memory
-//===--------------------------------------------------------------------===//
-
-/// The model states' read-only file mappings that hold weights: the
-/// library's embedded blob (mapped from the .so by the loader) or the mapped
-/// weights file. A kernel that keeps its own transformed copy of a constant
-/// in such memory (a convolution filter in oneDNN's blocked layout) hands the
-/// original's pages back to the system (release_weight_pages); they are read
-/// from the file again if anything touches them, so this changes the resident
-/// size, never a value. The caller's tensors given to create_with (weights
-/// read in place) are not file-backed and are never released.
-struct FileBackedWeights {
-  std::mutex mutex;
-  std::vector<std::pair<const unsigned char *, size_t>> ranges;
-
-  static FileBackedWeights &get() {
-    static FileBackedWeights ranges;
-    return ranges;
-  }
-  void add(const unsigned char *base, size_t size) {
-    std::lock_guard<std::mutex> lock(mutex);
-    ranges.emplace_back(base, size);
-  }
-  void remove(const unsigned char *base) {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (auto it = ranges.begin(); it != ranges.end(); ++it)
-      if (it->first == base) {
-        ranges.erase(it);
-        return;
-      }
-  }
-  bool contains(const void *p, size_t bytes) {
-    auto *b = static_cast<const unsigned char *>(p);
-    std::lock_guard<std::mutex> lock(mutex);
-    for (auto &[base, size] : ranges)
-      if (b >= base && b + bytes <= base + size)
-        return true;
-    return false;
-  }
-};
-
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21 // Linux 5.4
-#endif
-
-/// Releases the whole pages of [p, p + bytes) when they are file-backed
-/// weights (see FileBackedWeights): MADV_PAGEOUT reclaims them and keeps
-/// their contents (a later read faults them in from the file). Returns the
-/// bytes released; 0 where the memory is not file-backed, or where the
-/// kernel does not know MADV_PAGEOUT (the pages then stay, as before).
-inline size_t release_weight_pages(const void *p, size_t bytes) {
-  if (!bytes || !FileBackedWeights::get().contains(p, bytes))
-    return 0;
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
-  if (end <= begin ||
-      madvise(reinterpret_cast<void *>(begin), end - begin, MADV_PAGEOUT) != 0)
-    return 0;
-  return end - begin;
-}
-
+// thunder_cpu_init, FileBackedWeights, release_weight_pages: thunder_cpu_host.h.
 
 //===--------------------------------------------------------------------===//
 // Shapes and indexing
