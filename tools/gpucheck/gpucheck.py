@@ -427,9 +427,10 @@ def run_isolated(bundle: pathlib.Path, column: str, name: str, dtype: str, batch
 
 #: The steps of a run, in order (--steps chooses some): the libraries against eager, the
 #: tpu target through PJRT, the multi-vendor library, the microbenchmarks, then the other
-#: compilers (COLUMN:BATCH), slowest last.
-STEPS = ("models", "pjrt", "multivendor", "micro", "compile:8", "aoti:8", "compile:1",
-         "graphs:8", "graphs:1", "autotune:8")
+#: compilers (COLUMN:BATCH), slowest last. AOTInductor is last of all: on the H200's image
+#: (torch 2.11, 2026-12-04) each model compiled for 70-90 s, then its loader crashed.
+STEPS = ("models", "pjrt", "multivendor", "micro", "compile:8", "graphs:8", "compile:1",
+         "graphs:1", "autotune:8", "aoti:8")
 
 #: Per compiler: the budget it must find left to start one more model (what one more
 #: compile may take: AOTInductor's C++ build and max-autotune's search run for minutes on
