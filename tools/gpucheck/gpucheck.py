@@ -122,6 +122,7 @@ def compare(actual: list, expected: list, dtype: str,
     if len(actual) != len(expected):
         return False, f"{len(actual)} outputs, eager has {len(expected)}"
     tol = 1e-3 if dtype == "float32" else 2e-2
+    against_fp32 = reference is not None and dtype != "float32"
     worst, ok = 0.0, True
     ours, eager = 0.0, 0.0
     for i, (a, e) in enumerate(zip(actual, expected)):
@@ -132,7 +133,7 @@ def compare(actual: list, expected: list, dtype: str,
             continue
         a32, e32 = a.float(), e.float()
         worst = max(worst, (a32 - e32).abs().max().item() if a.numel() else 0.0)
-        if reference is not None and dtype != "float32":
+        if against_fp32:
             if a.numel():
                 rel = relative_error(a, reference[i])
                 eager_rel = relative_error(e, reference[i])
@@ -142,7 +143,7 @@ def compare(actual: list, expected: list, dtype: str,
                 ok = ok and rel <= bound  # False for NaN
         else:
             ok = ok and torch.allclose(a32, e32, rtol=tol, atol=tol)
-    if reference is not None and dtype != "float32":
+    if against_fp32:
         return ok, (f"rel err {ours:.1e} vs fp32 arithmetic, eager's {eager:.1e}; "
                     f"max abs err vs eager {worst:.2e}")
     return ok, f"max abs err {worst:.2e}"
@@ -179,15 +180,14 @@ def float32_reference(model, x) -> list:
                                           for t in x]))
 
 
-def check_and_time(load, model, x, dtype) -> tuple[str, float | None]:
+def check_and_time(load, model, x, dtype, reference=None) -> tuple[str, float | None]:
     """Loads a library with load(), runs it on `x` against eager `model` (and, for
-    bfloat16, against float32 arithmetic: compare()): the check ("ok (...)",
-    "MISMATCH (...)", with what failed) and Thunder's median milliseconds.
+    bfloat16, against `reference`, float32_reference's outputs: compare()): the check
+    ("ok (...)", "MISMATCH (...)", with what failed) and Thunder's median milliseconds.
     The first run is direct, the later ones replay a CUDA graph and are checked again,
     and so is a call on new tensors (the graph then goes through its staging buffers).
     When the graph fails the library is loaded again with THUNDER_CUDA_GRAPHS=0 and
     timed so."""
-    reference = None if dtype == "float32" else float32_reference(model, x)
     compiled = load()
     try:
         with torch.inference_mode():
@@ -365,8 +365,8 @@ def time_other(column: str, model, x) -> tuple[float, float]:
 
 
 #: The compilers run in a child process of their own: loading an AOTInductor package
-#: crashed the check's process on the H200 (SIGSEGV in _load_aoti, 2026-12-04, with
-#: Thunder's runtime and XLA's PJRT plugin loaded beside it), taking the report with it.
+#: dies of SIGSEGV in the H200 image's torch 2.11 (in _load_aoti, 2026-12-04; in the
+#: check's process and in a clean child alike), and took the check's report with it.
 ISOLATED = {"aoti"}
 
 #: What prefixes the child's one line of result on its stdout.
@@ -505,6 +505,15 @@ def main(argv=None) -> int:
     def inputs_for(name, batch, dtype):
         return load_inputs(inputs, manifest, name, batch, dtype, device)
 
+    references = {}  # (model, dtype, batch) -> float32_reference, shared by its libraries
+
+    def reference_for(name, dtype, batch, model, x):
+        if dtype == "float32":
+            return None
+        if (name, dtype, batch) not in references:
+            references[(name, dtype, batch)] = float32_reference(model, x)
+        return references[(name, dtype, batch)]
+
     def context_lost(where: str, error: Exception) -> int:
         report.note(f"the CUDA context was lost at {where} ({error}); everything after it "
                     f"was skipped: rerun with --models leaving that model out")
@@ -541,7 +550,8 @@ def main(argv=None) -> int:
             try:
                 x = inputs_for(name, batch, dtype)
                 row[check], row[column] = check_and_time(
-                    lambda: thunder_ctypes.Model(runtime, library), model, x, dtype)
+                    lambda: thunder_ctypes.Model(runtime, library), model, x, dtype,
+                    reference_for(name, dtype, batch, model, x))
                 if "eager" not in row:
                     with torch.inference_mode():
                         row["eager"] = time_ms(lambda: model(*x))
@@ -627,7 +637,8 @@ def main(argv=None) -> int:
                                        f"CUDA part for {props.name} ({expected_arch})")
                 x = inputs_for(name, batch, dtype)
                 row[4], row[5] = check_and_time(
-                    lambda: thunder_ctypes.Model(runtime, library), model, x, dtype)
+                    lambda: thunder_ctypes.Model(runtime, library), model, x, dtype,
+                    reference_for(name, dtype, batch, model, x))
                 with torch.inference_mode():
                     row[6] = time_ms(lambda: model(*x))
             except Exception as error:  # noqa: BLE001

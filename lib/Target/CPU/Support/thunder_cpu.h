@@ -19,8 +19,6 @@
 
 #include <cblas.h>
 #include <dnnl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace thunder_cpu {
 
