@@ -925,6 +925,43 @@ def test_conv_constant_weights(dtype, cache_dir):
         assert problem is None, problem
 
 
+class _ConvEpilogues(torch.nn.Module):
+    """Convolutions with elementwise ops after them, which the CPU backend fuses as
+    their epilogue and runs on each piece of the output the convolution finishes: a
+    pointwise convolution (Thunder's GEMM: per register tile) with a per-channel shift
+    added after it (read by the channel of the [image * channel, position] view) and
+    SiLU; a depthwise one (per plane) with ReLU6 and a residual add; a 3x3 one
+    (oneDNN: after it, a row per thread) with ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.pointwise = torch.nn.Conv2d(5, 7, 1, bias=False)
+        self.shift = torch.nn.Parameter(torch.randn(7))
+        self.depthwise = torch.nn.Conv2d(5, 5, 3, padding=1, groups=5)
+        self.full = torch.nn.Conv2d(5, 6, 3, padding=1)
+
+    def forward(self, x):
+        a = F.silu(self.pointwise(x) + self.shift.view(1, 7, 1, 1))
+        b = x + F.relu6(self.depthwise(x))
+        c = torch.relu(self.full(x))
+        return a, b, c
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+def test_conv_epilogues(dtype, cache_dir):
+    """Fused convolution epilogues against eager, at batch 3 (rows span images)."""
+    model = _ConvEpilogues().to(dtype).eval()
+    x = make((3, 5, 9, 11), dtype, seed=3)
+    compiled = thunder.compile(model, (x,), dynamic=False, cache_dir=cache_dir,
+                               progress=False, name=f"conv_epilogues_{dtype_key(dtype)}")
+    in_double = copy.deepcopy(model).double()
+    with torch.no_grad():
+        problem = assert_matches("conv epilogues", compiled(x), model(x), False,
+                                 lambda: in_double(x.double()))
+    assert problem is None, problem
+
+
 @pytest.mark.parametrize("dtype", [F32, F64], ids=ids([F32, F64]))
 def test_conv_shapes(dtype, cache_dir):
     run_family("conv_shapes", conv_shapes, dtype, cache_dir)

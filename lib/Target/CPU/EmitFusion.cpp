@@ -67,7 +67,8 @@ void Emitter::emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os) {
 
 LogicalResult Emitter::emitPointwiseKernel(
     FusionOp fusion, llvm::raw_ostream &os,
-    llvm::function_ref<void(BodyEmitter &)> prepare, llvm::StringRef tileLambda) {
+    llvm::function_ref<void(BodyEmitter &)> prepare, llvm::StringRef tileLambda,
+    int tileRowDims) {
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
   Value loop = fusion.getResult(0);
   BodyEmitter body(bodyContext(fusion, ""));
@@ -75,13 +76,25 @@ LogicalResult Emitter::emitPointwiseKernel(
     prepare(body);
   SmallVector<IndexExpr, 4> shape = body.shapeOf(loop);
   int rank = shape.size();
-  // The loop's index: rows over the leading dims, the last dim inner.
+  // The loop's index: rows over the leading dims, the last dim inner (a
+  // tile lambda's rows may span fewer dims: its columns are the rest).
   Index index;
   index.flat = IndexExpr::var("flat_i");
+  const bool tiles = !tileLambda.empty() && rank >= 2;
+  const int rowDims = tiles && tileRowDims > 0 && tileRowDims < rank ? tileRowDims : rank - 1;
+  IndexExpr cols = IndexExpr::constant(1);
   if (rank > 0) {
-    SmallVector<IndexExpr, 4> rows(shape.begin(), shape.end() - 1);
+    SmallVector<IndexExpr, 4> rows(shape.begin(), shape.begin() + rowDims);
+    SmallVector<IndexExpr, 4> columns(shape.begin() + rowDims, shape.end());
     index.dims = codegen::delinearize(IndexExpr::var("prow"), rows);
-    index.dims.push_back(IndexExpr::var("pcol"));
+    if (columns.size() == 1) {
+      index.dims.push_back(IndexExpr::var("pcol"));
+    } else {
+      for (IndexExpr &d : codegen::delinearize(IndexExpr::var("pcol"), columns))
+        index.dims.push_back(d);
+    }
+    for (const IndexExpr &d : columns)
+      cols = cols * d;
   }
   SmallVector<Store> stores;
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
@@ -100,10 +113,10 @@ LogicalResult Emitter::emitPointwiseKernel(
     element << std::move(store);
   os << "    const int64_t n = " << numelExpr(loop) << ";\n";
   DeferredCode code;
-  if (!tileLambda.empty() && rank >= 2) {
-    // A GEMM's epilogue: rows x columns of one finished tile, on the thread
-    // that computed it.
-    os << "    const int64_t cols = " << shape.back().str() << ";\n    (void)n;\n";
+  if (tiles) {
+    // A GEMM's or convolution's epilogue: rows x columns of one finished
+    // tile, on the thread that computed it.
+    os << "    const int64_t cols = " << cols.str() << ";\n    (void)n;\n";
     DeferredCode col, row;
     col << "      const int64_t flat_i = prow * cols + pcol;\n" << std::move(element);
     row << Loop(Loop::Kind::Simd, "pcol", "tile_c0", "tile_c1").around(std::move(col));
@@ -294,6 +307,29 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
       return failure();
     if (*done)
       return success();
+  }
+  if (kind == FusionKind::Conv && computeOps > 1 &&
+      isa<ConvolutionOp>(*nonConstant.begin()) &&
+      llvm::all_of(fusion.getResults(), [&](Value r) {
+        return r.getType() == (*nonConstant.begin())->getResult(0).getType();
+      })) {
+    // The convolution calls the epilogue on the pieces of its output it
+    // finishes (a GEMM tile, a depthwise plane), while they are in cache,
+    // in the [batch * channels, positions] view (thunder_cpu_conv.h).
+    Operation *anchor = *nonConstant.begin();
+    names[anchor->getResult(0)] = name(fusion.getResult(0));
+    os << "  {\n";
+    emitKernelPointers(fusion, os);
+    os << "    const " << elem(fusion.getResult(0)) << " *library = out0;\n";
+    if (failed(emitPointwiseKernel(
+            fusion, os,
+            [&](BodyEmitter &body) { body.bindMemory(anchor->getResult(0), "library"); },
+            "epilogue", /*tileRowDims=*/2)))
+      return failure();
+    if (failed(emitOp(anchor, os, "epilogue")))
+      return failure();
+    os << "  }\n";
+    return success();
   }
   if ((kind == FusionKind::Gemm || kind == FusionKind::Conv) && computeOps > 1) {
     // The library call writes the kernel's output; the epilogue then runs

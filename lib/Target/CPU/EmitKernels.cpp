@@ -21,7 +21,8 @@ using namespace mlir::thunder;
 
 namespace thunder::cpu {
 
-LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
+LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
+                              llvm::StringRef convEpilogue) {
   callsLibrary = true;
   codegen::emitOpComment(os, op, "  ");
   codegen::CallOperands operands{
@@ -32,8 +33,8 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
   // The convolution's last argument: whether the weights are a
   // thunder.constant (through the kernel's block arguments and views),
   // which lives as long as the model: then conv reorders them for oneDNN
-  // once and keeps the copy.
-  auto weightsConstant = [](ConvolutionOp c) -> std::string {
+  // once and keeps the copy. Then the kernel's epilogue, if it has one.
+  auto constantWeights = [](ConvolutionOp c) -> std::string {
     Value v = c.getWeight();
     while (true) {
       if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -48,7 +49,13 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os) {
       }
     }
   };
-  if (codegen::emitLibraryCall(op, operands, style, weightsConstant, os))
+  auto convLast = [&](ConvolutionOp c) -> std::string {
+    std::string constant = constantWeights(c);
+    if (convEpilogue.empty())
+      return constant;
+    return constant + ", thunder_gemm::EpilogueRef(" + convEpilogue.str() + ")";
+  };
+  if (codegen::emitLibraryCall(op, operands, style, convLast, os))
     return success();
   auto dims = [&](Value v) { return shape(v); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)

@@ -84,16 +84,21 @@ private:
 
   void emitShapes(llvm::raw_ostream &os);
   LogicalResult emitConstant(ConstantOp op, llvm::raw_ostream &os);
-  LogicalResult emitOp(Operation *op, llvm::raw_ostream &os);
+  /// One op as a library call or loop; a convolution calls `convEpilogue`
+  /// (a tile lambda emitPointwiseKernel wrote) on its output, if given.
+  LogicalResult emitOp(Operation *op, llvm::raw_ostream &os,
+                       llvm::StringRef convEpilogue = {});
   /// One kernel (EmitFusion.cpp).
   LogicalResult emitFusion(FusionOp fusion, llvm::raw_ostream &os);
   /// The pointwise loops of a kernel; with `tileLambda`, instead a lambda of
   /// that name over the tile [tile_r0, tile_r1) x [tile_c0, tile_c1) of the
-  /// [rows, last dim] view (a GEMM's epilogue, EmitGemm.cpp).
+  /// [rows, columns] view of the result whose rows are its first
+  /// `tileRowDims` dims (by default all but the last: a GEMM's epilogue,
+  /// EmitGemm.cpp; 2 for a convolution's [batch * channels, positions]).
   LogicalResult emitPointwiseKernel(
       FusionOp fusion, llvm::raw_ostream &os,
       llvm::function_ref<void(codegen::BodyEmitter &)> prepare = nullptr,
-      llvm::StringRef tileLambda = {});
+      llvm::StringRef tileLambda = {}, int tileRowDims = 0);
   /// An fp32 gemm kernel on Thunder's GEMM (EmitGemm.cpp); false when the
   /// kernel is not one.
   FailureOr<bool> emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os);

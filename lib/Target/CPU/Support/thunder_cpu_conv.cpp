@@ -13,8 +13,8 @@ namespace thunder_cpu {
 
 void conv_f32_apart(const float *in, const float *w, const float *bias, float *out,
                     i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
-                    bool weights_constant) {
-  conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant);
+                    bool weights_constant, thunder_gemm::EpilogueRef epi) {
+  conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
 }
 
 } // namespace thunder_cpu

@@ -308,22 +308,25 @@ inline bool takes(i64 cin, i64 cout, i64 groups, const Window &win) {
   return true;
 }
 
-/// out[b] = w [cout, cin] @ in[b] [cin, HW] (+ bias per row).
+/// out[b] = w [cout, cin] @ in[b] [cin, HW] (+ bias per row), the bias and
+/// then `epi` applied to each register tile of the GEMM as it is finished.
 inline void pointwise(const float *in, const float *w, const float *bias, float *out,
-                      i64 batch, i64 cin, i64 cout, i64 hw) {
-  for (i64 b = 0; b < batch; ++b)
-    gemm(false, false, cout, hw, cin, w, cin, in + b * cin * hw, hw,
-         out + b * cout * hw, hw);
-  if (bias) {
-#pragma omp parallel for collapse(2) if (batch * cout * hw > 65536)
-    for (i64 b = 0; b < batch; ++b)
-      for (i64 c = 0; c < cout; ++c) {
-        float *row = out + (b * cout + c) * hw;
-        const float add = bias[c];
+                      i64 batch, i64 cin, i64 cout, i64 hw, thunder_gemm::EpilogueRef epi) {
+  for (i64 b = 0; b < batch; ++b) {
+    float *image = out + b * cout * hw;
+    auto tile = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
+      if (bias)
+        for (i64 r = r0; r < r1; ++r) {
+          float *row = image + r * hw;
+          const float add = bias[r];
 #pragma omp simd
-        for (i64 i = 0; i < hw; ++i)
-          row[i] += add;
-      }
+          for (i64 j = c0; j < c1; ++j)
+            row[j] += add;
+        }
+      epi(b * cout + r0, b * cout + r1, c0, c1);
+    };
+    thunder_gemm::matmul_f32(w, in + b * cin * hw, nullptr, image, 1, cout, hw, cin, false,
+                             false, false, tile);
   }
 }
 
@@ -368,7 +371,8 @@ inline vfn loadn(const float *p) {
 }
 
 inline void depthwise(const float *in, const float *w, const float *bias, float *out,
-                      i64 batch, i64 channels, const Window &win) {
+                      i64 batch, i64 channels, const Window &win,
+                      thunder_gemm::EpilogueRef epi) {
   const i64 ih = win.in[0], iw = win.in[1], oh = win.out[0], ow = win.out[1];
   const i64 kh = win.kernel[0], kw = win.kernel[1], sh = win.stride[0],
             sw = win.stride[1], ph = win.pad_lo[0], pw = win.pad_lo[1],
@@ -450,23 +454,37 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
         }
         for (i64 r = 0; r < oh; ++r)
           std::copy(acc + r * wq, acc + r * wq + ow, y + r * ow);
+        // The plane is still in cache: its epilogue runs now.
+        epi(b * channels + c, b * channels + c + 1, 0, oh * ow);
       }
   }
 }
 
 inline void conv(const float *in, const float *w, const float *bias, float *out,
-                 i64 batch, i64 cin, i64 cout, i64 groups, const Window &win) {
+                 i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
+                 thunder_gemm::EpilogueRef epi) {
   if (groups == 1) {
     i64 hw = 1;
     for (int s = 0; s < win.spatial; ++s)
       hw *= win.in[s];
-    pointwise(in, w, bias, out, batch, cin, cout, hw);
+    pointwise(in, w, bias, out, batch, cin, cout, hw, epi);
   } else {
-    depthwise(in, w, bias, out, batch, cin, win);
+    depthwise(in, w, bias, out, batch, cin, win, epi);
   }
 }
 
 } // namespace direct_conv
+
+/// `epi` (the kernel's fused epilogue, when it has one) over all of `out`
+/// viewed as [rows, cols], a row per thread: for the convolutions whose
+/// kernels do not call it on their own pieces of the output.
+inline void epilogue_rows(thunder_gemm::EpilogueRef epi, i64 rows, i64 cols) {
+  if (!epi.fn)
+    return;
+#pragma omp parallel for schedule(static) if (rows * cols > 32768)
+  for (i64 r = 0; r < rows; ++r)
+    epi(r, r + 1, 0, cols);
+}
 
 /// out = conv(in, w) + bias over 1-3 spatial dims, NC[D]HW input and output,
 /// O I/groups [D]H W weights. f32 pointwise and depthwise convolutions run
@@ -475,23 +493,33 @@ inline void conv(const float *in, const float *w, const float *bias, float *out,
 /// oneDNN refuses) runs as im2col + GEMM per group: each group's input
 /// patches unrolled into a [cin_g * kernel, out_size] matrix, then one GEMM
 /// with the weights. (conv below is what kernels call.)
+///
+/// `epi`, a kernel's fused epilogue, is then applied to every element of
+/// `out` once, in pieces: epi(r0, r1, c0, c1) for rows [r0, r1) and columns
+/// [c0, c1) of out viewed as [batch * cout, output positions], after the
+/// bias; pieces may run at once on several threads. The direct kernels call
+/// it on each piece they finish (a GEMM tile, a depthwise plane), while it
+/// is in cache; the others after the whole convolution.
 template <class T>
 void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
-                 i64 cout, i64 groups, const Window &win, bool weights_constant) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (direct_conv::takes(cin, cout, groups, win)) {
-      direct_conv::conv(in, w, bias, out, batch, cin, cout, groups, win);
-      return;
-    }
-    if (dnnl_conv::conv(in, w, bias, out, batch, cin, cout, groups, win,
-                        weights_constant))
-      return;
-  }
+                 i64 cout, i64 groups, const Window &win, bool weights_constant,
+                 thunder_gemm::EpilogueRef epi = {}) {
   i64 in_size = 1, out_size = 1, k_size = 1;
   for (int s = 0; s < win.spatial; ++s) {
     in_size *= win.in[s];
     out_size *= win.out[s];
     k_size *= win.kernel[s];
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_conv::takes(cin, cout, groups, win)) {
+      direct_conv::conv(in, w, bias, out, batch, cin, cout, groups, win, epi);
+      return;
+    }
+    if (dnnl_conv::conv(in, w, bias, out, batch, cin, cout, groups, win,
+                        weights_constant)) {
+      epilogue_rows(epi, batch * cout, out_size);
+      return;
+    }
   }
   i64 cin_g = cin / groups, cout_g = cout / groups, rows = cin_g * k_size;
   std::vector<T> cols(static_cast<size_t>(rows * out_size));
@@ -533,6 +561,7 @@ void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 
           T &v = out[(b * cout + c) * out_size + o];
           v = st<T>(cv(v) + cv(bias[c]));
         }
+  epilogue_rows(epi, batch * cout, out_size);
 }
 
 #if THUNDER_GEMM_APART
@@ -541,20 +570,21 @@ void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 
 /// system compiler in every convolution kernel's unit.
 void conv_f32_apart(const float *in, const float *w, const float *bias, float *out,
                     i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
-                    bool weights_constant);
+                    bool weights_constant, thunder_gemm::EpilogueRef epi);
 #endif
 
-/// A convolution (conv_inline's); fp32 ones through the driver compiled once
-/// per library, unless THUNDER_GEMM_APART is 0.
+/// A convolution (conv_inline's, with its epilogue); fp32 ones through the
+/// driver compiled once per library, unless THUNDER_GEMM_APART is 0.
 template <class T>
 void conv(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
-          i64 cout, i64 groups, const Window &win, bool weights_constant = false) {
+          i64 cout, i64 groups, const Window &win, bool weights_constant = false,
+          thunder_gemm::EpilogueRef epi = {}) {
 #if THUNDER_GEMM_APART
   if constexpr (std::is_same_v<T, float>)
-    conv_f32_apart(in, w, bias, out, batch, cin, cout, groups, win, weights_constant);
+    conv_f32_apart(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
   else
 #endif
-    conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant);
+    conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
 }
 
 /// Max (is_max) or average pooling over the trailing spatial dims; `planes`
