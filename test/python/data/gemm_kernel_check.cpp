@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <tuple>
 #include <vector>
 
 using namespace thunder_gemm;
@@ -111,6 +112,37 @@ static void check_batched(i64 batch, i64 m, i64 n, i64 k, bool shared, bool prep
       }
 }
 
+/// A row-major A packed once (pack_a_once_f32, a convolution's constant
+/// filter), then C = A @ B through it, with an epilogue that adds 1.
+static void check_packed_a(i64 m, i64 n, i64 k) {
+  std::mt19937 gen(static_cast<unsigned>(m * 7 + n * 3 + k));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> a(m * k), b(k * n), c(m * n), packed(m * k);
+  for (float &x : a) x = dist(gen);
+  for (float &x : b) x = dist(gen);
+  pack_a_once_f32(a.data(), m, k, packed.data());
+  auto epi = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
+    for (i64 r = r0; r < r1; ++r)
+      for (i64 j = c0; j < c1; ++j)
+        c[r * n + j] += 1.0f;
+  };
+  gemm_packed_a(packed.data(), b.data(), c.data(), m, n, k, epi);
+  for (i64 i = 0; i < m; ++i)
+    for (i64 j = 0; j < n; ++j) {
+      double r = 1, mag = 1;
+      for (i64 p = 0; p < k; ++p) {
+        r += double(a[i * k + p]) * b[p * n + j];
+        mag += std::fabs(double(a[i * k + p]) * b[p * n + j]);
+      }
+      if (!(std::fabs(c[i * n + j] - r) <= 1e-5 * (mag + 4))) {
+        if (failures++ < 5)
+          std::printf("packed-A mismatch m=%lld n=%lld k=%lld at [%lld, %lld]\n",
+                      (long long)m, (long long)n, (long long)k, (long long)i, (long long)j);
+        return;
+      }
+    }
+}
+
 int main() {
   const i64 sizes[] = {0, 1, 7, 17, 33, 255};
   int index = 0;
@@ -150,6 +182,11 @@ int main() {
     for (bool prepack : {false, true})
       if (shared || !prepack)
         check_batched(3, 17, 33, 65, shared, prepack);
+  // A packed once: one panel, partial panels, several row and kc blocks, and
+  // more than sgemm would share (m * k > kSharedAFloats).
+  for (auto [m, n, k] : {std::tuple<i64, i64, i64>{1, 1, 1}, {7, 33, 5}, {17, 255, 33},
+                         {300, 70, 600}, {129, 40, 700}, {1100, 33, 1000}})
+    check_packed_a(m, n, k);
   if (failures) {
     std::printf("%d failures (%s)\n", failures, kIsa);
     return 1;

@@ -261,6 +261,34 @@ inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64
   }
 }
 
+/// Row blocks of op(A) for sgemm: at most kMC rows each, balanced (m = 128:
+/// two of 64, not 112 + 16, whose small block runs narrow microkernels).
+inline i64 row_block_rows(i64 m) {
+  i64 row_blocks = (m + kMC - 1) / kMC;
+  return (m + row_blocks - 1) / row_blocks;
+}
+
+/// Item j of packing all of op(A) [m, k] once for sgemm's threads (row block
+/// j / kblocks, kc block j % kblocks): row block [r0, r1)'s kc block at p0
+/// lies at out + r0 * k + p0 * (r1 - r0), as pack_a writes it.
+inline void pack_a_item(const float *a, i64 lda, bool ta, i64 m, i64 k, i64 j, float *out) {
+  const i64 mc = row_block_rows(m), kblocks = (k + kKC - 1) / kKC;
+  i64 r0 = j / kblocks * mc, r1 = std::min(m, r0 + mc), p0 = j % kblocks * kKC;
+  pack_a(a, lda, ta, r0, r1 - r0, p0, std::min(kKC, k - p0), panel_rows(r1 - r0),
+         out + r0 * k + p0 * (r1 - r0));
+}
+
+/// All of a row-major A [m, k] packed as sgemm's threads share it (m * k
+/// floats at `out`): for an A that does not change between calls (a
+/// convolution's constant filter), packed once and handed to sgemm as
+/// `packed_a`. The layout depends on this instruction set's kMR, so it is
+/// made at run time by the code that reads it.
+inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
+  const i64 items = (m + row_block_rows(m) - 1) / row_block_rows(m) * ((k + kKC - 1) / kKC);
+  for (i64 j = 0; j < items; ++j)
+    pack_a_item(a, k, false, m, k, j, out);
+}
+
 //===--------------------------------------------------------------------===//
 // Microkernels: c[MR x nv] (=|+=) a_panel @ b_panel over kc.
 // `first`: the first kc-block, which writes acc + beta * c (beta 0: acc);
@@ -602,12 +630,13 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
 
 /// C[m, n] (ldc) = op(A) @ op(B) + beta * C, then epi on each finished tile.
 /// B is either prepacked (`packed`, the layout above, for exactly this k
-/// and n) or read from b/ldb/tb and packed per tile. threads <= 0: OpenMP's
+/// and n) or read from b/ldb/tb and packed per tile; A likewise, from
+/// `packed_a` (pack_a_once's layout) or a/lda/ta. threads <= 0: OpenMP's
 /// default, 1 inside a parallel region.
 template <class Epi>
 void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b,
            i64 ldb, bool tb, const float *packed, float *c, i64 ldc, float beta,
-           const Epi &epi, int threads = 0) {
+           const Epi &epi, int threads = 0, const float *packed_a = nullptr) {
   if (m <= 0 || n <= 0)
     return;
   if (threads <= 0)
@@ -623,15 +652,12 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
     return;
   }
 #ifdef THUNDER_GEMM_HAS_DOT
-  if (!packed && tb && !ta && m <= kDotRows) {
+  if (!packed && !packed_a && tb && !ta && m <= kDotRows) {
     dot_gemm(m, n, k, a, lda, b, ldb, c, ldc, beta, epi, threads);
     return;
   }
 #endif
-  // Row blocks of at most kMC rows, balanced (m = 128: two of 64, not
-  // 112 + 16, whose small block runs narrow microkernels).
-  i64 row_blocks = (m + kMC - 1) / kMC;
-  i64 mc = (m + row_blocks - 1) / row_blocks;
+  const i64 mc = row_block_rows(m), row_blocks = (m + mc - 1) / mc;
   i64 panels = (n + kNR - 1) / kNR;
   i64 kblocks = (k + kKC - 1) / kKC;
   // B not packed at compile time: a row-major B feeding a few rows is read
@@ -642,7 +668,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   const bool pack_here = !packed && !in_place;
   // A is packed once per call, by all threads, when it is small enough to
   // share; else each tile packs its rows once per kc block.
-  const bool shared_a = panels > 1 && m * k <= kSharedAFloats;
+  const bool shared_a = packed_a || (panels > 1 && m * k <= kSharedAFloats);
   // Tiles of row blocks x NC columns, NC shrunk (down to one panel) until
   // every thread has a few. A tile packing B spans every row block (B is
   // then packed once) until NC is one panel, and only then are row blocks
@@ -672,17 +698,16 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   bool parallel = nt > 1 && m * n * k > 32768;
   // Shared packed A: row block rb's kc block p0 at r0 * k + p0 * (r1 - r0),
   // laid out as pack_a writes it.
-  float *a_all = shared_a ? thread_buffer(2, static_cast<size_t>(m * k)) : nullptr;
+  float *a_buffer = shared_a && !packed_a
+                       ? thread_buffer(2, static_cast<size_t>(m * k)) : nullptr;
+  const float *a_all = packed_a ? packed_a : a_buffer;
   auto a_block = [&](i64 r0, i64 r1, i64 p0) { return a_all + r0 * k + p0 * (r1 - r0); };
 #pragma omp parallel num_threads(nt) if (parallel)
   {
-    if (shared_a) {
+    if (a_buffer) {
 #pragma omp for schedule(static)
-      for (i64 j = 0; j < row_blocks * kblocks; ++j) {
-        i64 r0 = j / kblocks * mc, r1 = std::min(m, r0 + mc), p0 = j % kblocks * kKC;
-        pack_a(a, lda, ta, r0, r1 - r0, p0, std::min(kKC, k - p0), panel_rows(r1 - r0),
-               a_block(r0, r1, p0));
-      }
+      for (i64 j = 0; j < row_blocks * kblocks; ++j)
+        pack_a_item(a, lda, ta, m, k, j, a_buffer);
     }
 #pragma omp for schedule(dynamic, 1)
     for (i64 t = 0; t < tiles; ++t) {
@@ -785,6 +810,17 @@ inline void matmul_f32(const float *lhs, const float *rhs, const float *packed, 
                        i64 batch, i64 m, i64 n, i64 k, bool ta, bool tb, bool rhs_shared,
                        const Epi &epi) {
   matmul_batched(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared, epi);
+}
+
+/// pack_a_once, and C [m, n] = its packed A @ row-major B [k, n] with the
+/// epilogue per tile (apart: thunder_cpu_gemm_api.h's).
+inline void pack_a_once_f32(const float *a, i64 m, i64 k, float *out) {
+  pack_a_once(a, m, k, out);
+}
+template <class Epi>
+inline void gemm_packed_a(const float *packed_a, const float *b, float *c, i64 m, i64 n,
+                          i64 k, const Epi &epi) {
+  sgemm(m, n, k, nullptr, k, false, b, n, false, nullptr, c, n, 0.0f, epi, 0, packed_a);
 }
 
 /// Convenience: op(B) unpacked, no epilogue (apart: thunder_cpu_gemm_api.h's).
