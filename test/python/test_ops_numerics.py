@@ -962,6 +962,33 @@ def test_conv_epilogues(dtype, cache_dir):
     assert problem is None, problem
 
 
+def test_filter_copies_follow_the_callers_weights(cache_dir):
+    """A library keeps its own copy of a constant filter (oneDNN's reordered 3x3, the
+    GEMM's packed 1x1) by the filter's address. With the weights in the caller's memory
+    (thunder.compile's libraries read the module's tensors in place), a model freed and
+    another loaded over the same memory holding other values must not run on the first
+    one's copies."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(16, 8, 1)).eval()
+    other = copy.deepcopy(model)
+    for p in other.parameters():
+        torch.nn.init.normal_(p)
+    x = make((1, 16, 10, 12), F32, seed=4)
+    compiled = thunder.compile(model, (x,), dynamic=False, cache_dir=cache_dir,
+                               progress=False, name="filter_copies")
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        first = thunder.load(compiled.artifacts[0], weights=state)
+        torch.testing.assert_close(first(x), model(x), rtol=1e-4, atol=1e-4)
+        del first
+        # The same memory, other weights.
+        for name, tensor in other.state_dict().items():
+            state[name].copy_(tensor)
+        second = thunder.load(compiled.artifacts[0], weights=state)
+        torch.testing.assert_close(second(x), other(x), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", [F32, F64], ids=ids([F32, F64]))
 def test_conv_shapes(dtype, cache_dir):
     run_family("conv_shapes", conv_shapes, dtype, cache_dir)

@@ -613,6 +613,7 @@ std::string Emitter::createAndRun() {
   size_t size = 0;
   const unsigned char *base = nullptr;
   const unsigned char *weights[kNumWeights + 1] = {{};
+  bool provided = false; // some weights are the caller's memory
 };
 // base: the weights' file-backed memory ({0} bytes), which kernels may
 // release once they hold their own copy (thunder_cpu::FileBackedWeights).
@@ -634,10 +635,12 @@ int create_state(const unsigned char *base, void *map, size_t size,
   s->map = map;
   s->size = size;
   s->base = base;
-  for (int i = 0; i < kNumWeights; ++i)
+  for (int i = 0; i < kNumWeights; ++i) {{
     s->weights[i] = provided && provided[i]
                         ? static_cast<const unsigned char *>(provided[i])
                         : base + kWeights[i].offset;
+    s->provided = s->provided || (provided && provided[i]);
+  }
   thunder_cpu::FileBackedWeights::get().add(base, {0}ULL);
   *state = s;
   return 0;
@@ -645,6 +648,9 @@ int create_state(const unsigned char *base, void *map, size_t size,
 void destroy(void *state) {{
   auto *s = static_cast<State *>(state);
   thunder_cpu::FileBackedWeights::get().remove(s->base);
+  // Kernels' copies of the caller's weights are stale from now on.
+  if (s->provided)
+    ++thunder_cpu::provided_weights_released();
   if (s->map)
     munmap(s->map, s->size);
   delete s;

@@ -38,9 +38,12 @@ struct Window {
 /// thunder.constant, which lives as long as the model): the reordered copy is
 /// keyed by the weight pointer, and the plain one's pages are released when
 /// they are the library's file-backed weights (release_weight_pages).
-/// Constants are the embedded blob or the mapped weights file, checked to be
-/// this model's, so a pointer reused after a model is destroyed holds the
-/// same bytes. Non-constant weights are reordered per call.
+/// Constants in the embedded blob or the mapped weights file (checked to be
+/// this model's) hold the same bytes at a pointer reused after a model is
+/// destroyed; constants in the caller's memory (thunder.compile's libraries
+/// read the module's tensors in place) may not, so a copy of one is redone
+/// once any model with such weights has been destroyed since it was made
+/// (weight_copy_current). Non-constant weights are reordered per call.
 namespace dnnl_conv {
 
 /// Whether the input/output take oneDNN's preferred (blocked) formats, with a
@@ -61,8 +64,10 @@ struct Primitive {
                    dst_reorder = nullptr, wei_reorder = nullptr;
   dnnl_memory_desc_t src_user, wei_user, dst_user, bias_md, src_md, wei_md,
       dst_md, scratch_md;
-  // Reordered constant weights, by the pointer of the plain ones.
+  // Reordered constant weights, by the pointer of the plain ones, with
+  // provided_weights_released() when each was made.
   std::map<const void *, std::unique_ptr<Buffer>> weights;
+  std::map<const void *, uint64_t> made;
 };
 
 struct Cache {
@@ -226,25 +231,37 @@ inline bool conv(const float *in, const float *w, const float *bias, float *out,
       return false;
     if (p->wei_reorder && weights_constant) {
       auto &copy = p->weights[w];
-      if (!copy) {
-        auto buffer = std::make_unique<Buffer>(dnnl_memory_desc_get_size(&p->wei_md));
+      const size_t plain = dnnl_memory_desc_get_size(&p->wei_user);
+      if (!copy || !weight_copy_current(w, plain, p->made[w])) {
+        // A stale copy (the caller's weights at a reused address) is redone
+        // in place: a run still reading it belongs to a live model whose
+        // filter here is unchanged.
+        p->made[w] = provided_weights_released().load();
+        std::unique_ptr<Buffer> fresh;
+        if (!copy)
+          fresh = std::make_unique<Buffer>(dnnl_memory_desc_get_size(&p->wei_md));
+        void *target = copy ? copy->p : fresh->p;
         dnnl_stream_t stream;
         if (dnnl_stream_create(&stream, c.engine, dnnl_stream_default_flags) != dnnl_success)
           return false;
         Memories mem{c.engine};
-        dnnl_memory_t from = mem(p->wei_user, w), to = mem(p->wei_md, buffer->p);
+        dnnl_memory_t from = mem(p->wei_user, w), to = mem(p->wei_md, target);
         bool ok = mem.ok && run_reorder(p->wei_reorder, stream, from, to) &&
                   dnnl_stream_wait(stream) == dnnl_success;
         dnnl_stream_destroy(stream);
         if (!ok) {
-          p->weights.erase(w);
+          if (fresh) {
+            p->weights.erase(w);
+            p->made.erase(w);
+          }
           return false;
         }
-        copy = std::move(buffer);
+        if (fresh)
+          copy = std::move(fresh);
         // The plain filter is read only by this reorder: where it is the
         // library's file-backed weights, its pages go back to the system
         // (a model keeps one copy of each filter, not two).
-        release_weight_pages(w, dnnl_memory_desc_get_size(&p->wei_user));
+        release_weight_pages(w, plain);
       }
       weights = copy->p;
     }
@@ -313,8 +330,12 @@ inline bool takes(i64 cin, i64 cout, i64 groups, const Window &win) {
 /// on every call (8% of MobileNet's time), the plain pages handed back where
 /// they are file-backed (as dnnl_conv does with its reordered filters).
 struct PackedFilters {
+  struct Filter {
+    std::vector<float> data;
+    uint64_t made = 0; ///< provided_weights_released() when packed
+  };
   std::mutex mutex;
-  std::map<std::pair<const float *, i64>, std::vector<float>> filters;
+  std::map<std::pair<const float *, i64>, Filter> filters;
 };
 inline PackedFilters &packed_filters() {
   static PackedFilters cache;
@@ -330,13 +351,18 @@ inline void pointwise(const float *in, const float *w, const float *bias, float 
   if (weights_constant) {
     PackedFilters &cache = packed_filters();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    std::vector<float> &slot = cache.filters[{w, cout * cin}];
-    if (slot.empty()) {
-      slot.resize(static_cast<size_t>(cout * cin));
-      thunder_gemm::pack_a_once_f32(w, cout, cin, slot.data());
-      release_weight_pages(w, static_cast<size_t>(cout * cin) * sizeof(float));
+    PackedFilters::Filter &slot = cache.filters[{w, cout * cin}];
+    const size_t bytes = static_cast<size_t>(cout * cin) * sizeof(float);
+    if (slot.data.empty() || !weight_copy_current(w, bytes, slot.made)) {
+      // (Repacked in place: a caller's weights at a reused address. The
+      // buffer's size is the key's; a run still reading it belongs to a
+      // live model whose filter here is unchanged.)
+      slot.made = provided_weights_released().load();
+      slot.data.resize(static_cast<size_t>(cout * cin));
+      thunder_gemm::pack_a_once_f32(w, cout, cin, slot.data.data());
+      release_weight_pages(w, bytes);
     }
-    packed = slot.data();
+    packed = slot.data.data();
   }
   for (i64 b = 0; b < batch; ++b) {
     float *image = out + b * cout * hw;

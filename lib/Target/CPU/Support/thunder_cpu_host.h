@@ -80,6 +80,25 @@ struct FileBackedWeights {
   }
 };
 
+/// Counts the destroyed models whose caller gave some of their weights
+/// (thunder.compile reads the module's tensors in place). A kernel's own copy
+/// of a constant kept by the constant's pointer (a reordered or packed
+/// filter) holds for a pointer into file-backed weights, which map the same
+/// bytes whenever they are mapped there again, and otherwise only while this
+/// count is unchanged: the caller's memory may since hold another model's
+/// weights at the same address.
+inline std::atomic<uint64_t> &provided_weights_released() {
+  static std::atomic<uint64_t> count{0};
+  return count;
+}
+
+/// Whether a copy made of the constant at [p, p + bytes) when
+/// provided_weights_released() was `count` still holds its bytes.
+inline bool weight_copy_current(const void *p, size_t bytes, uint64_t count) {
+  return count == provided_weights_released().load() ||
+         FileBackedWeights::get().contains(p, bytes);
+}
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21 // Linux 5.4
 #endif
