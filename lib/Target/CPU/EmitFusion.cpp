@@ -3,8 +3,10 @@
 // One C++ block per `thunder.fusion`: pointwise kernels as one OpenMP loop
 // (flat when every read is in loop order, rows x last dim otherwise),
 // reduction kernels as one parallel loop over rows with a pass per
-// reduction and a final pass for the outputs, GEMM/convolution kernels as
-// the library call followed by the epilogue applied in place. The
+// reduction and a final pass for the outputs, fp32 GEMM and convolution
+// kernels as the call with the epilogue as a lambda it runs on the pieces of
+// the output it finishes (other GEMM kernels: the call, then the epilogue in
+// place). The
 // per-element code comes from the shared generator (Common/FusedBody.h);
 // single-op kernels of the other kinds use the op's own kernel
 // (EmitKernels.cpp).
@@ -308,15 +310,15 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
     if (*done)
       return success();
   }
-  if (kind == FusionKind::Conv && computeOps > 1 &&
-      isa<ConvolutionOp>(*nonConstant.begin()) &&
+  auto convs = fusion.getBody().front().getOps<ConvolutionOp>();
+  if (kind == FusionKind::Conv && computeOps > 1 && llvm::hasSingleElement(convs) &&
       llvm::all_of(fusion.getResults(), [&](Value r) {
-        return r.getType() == (*nonConstant.begin())->getResult(0).getType();
+        return r.getType() == (*convs.begin()).getResult().getType();
       })) {
     // The convolution calls the epilogue on the pieces of its output it
     // finishes (a GEMM tile, a depthwise plane), while they are in cache,
     // in the [batch * channels, positions] view (thunder_cpu_conv.h).
-    Operation *anchor = *nonConstant.begin();
+    Operation *anchor = *convs.begin();
     names[anchor->getResult(0)] = name(fusion.getResult(0));
     os << "  {\n";
     emitKernelPointers(fusion, os);

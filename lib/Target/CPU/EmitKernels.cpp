@@ -30,10 +30,10 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
       [&](Value v, unsigned d) { return dimExpr(v, d); },
       [&](Value v) { return numelExpr(v); }, [&](Value v) { return elem(v); }};
   static const codegen::CallStyle style{"  ", "", "; ", 0};
-  // The convolution's last argument: whether the weights are a
+  // The convolution's last arguments: whether the weights are a
   // thunder.constant (through the kernel's block arguments and views),
-  // which lives as long as the model: then conv reorders them for oneDNN
-  // once and keeps the copy. Then the kernel's epilogue, if it has one.
+  // which lives as long as the model: then conv reorders or packs them
+  // once and keeps the copy; then the kernel's epilogue, if it has one.
   auto constantWeights = [](ConvolutionOp c) -> std::string {
     Value v = c.getWeight();
     while (true) {

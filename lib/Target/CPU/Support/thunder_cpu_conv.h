@@ -38,12 +38,11 @@ struct Window {
 /// thunder.constant, which lives as long as the model): the reordered copy is
 /// keyed by the weight pointer, and the plain one's pages are released when
 /// they are the library's file-backed weights (release_weight_pages).
-/// Constants in the embedded blob or the mapped weights file (checked to be
-/// this model's) hold the same bytes at a pointer reused after a model is
-/// destroyed; constants in the caller's memory (thunder.compile's libraries
-/// read the module's tensors in place) may not, so a copy of one is redone
-/// once any model with such weights has been destroyed since it was made
-/// (weight_copy_current). Non-constant weights are reordered per call.
+/// A copy is redone when it may no longer hold the bytes at its pointer
+/// (weight_copy_current: the caller's memory, as thunder.compile's libraries
+/// read the module's tensors in place, may since hold another model's), into
+/// a new buffer: the old one stays alive, as a run may still read it.
+/// Non-constant weights are reordered per call.
 namespace dnnl_conv {
 
 /// Whether the input/output take oneDNN's preferred (blocked) formats, with a
@@ -64,10 +63,11 @@ struct Primitive {
                    dst_reorder = nullptr, wei_reorder = nullptr;
   dnnl_memory_desc_t src_user, wei_user, dst_user, bias_md, src_md, wei_md,
       dst_md, scratch_md;
-  // Reordered constant weights, by the pointer of the plain ones, with
-  // provided_weights_released() when each was made.
+  // Reordered constant weights, by the pointer of the plain ones, with where
+  // each was made from; stale copies, kept alive (see above).
   std::map<const void *, std::unique_ptr<Buffer>> weights;
-  std::map<const void *, uint64_t> made;
+  std::map<const void *, WeightCopyStamp> made;
+  std::vector<std::unique_ptr<Buffer>> retired;
 };
 
 struct Cache {
@@ -233,14 +233,9 @@ inline bool conv(const float *in, const float *w, const float *bias, float *out,
       auto &copy = p->weights[w];
       const size_t plain = dnnl_memory_desc_get_size(&p->wei_user);
       if (!copy || !weight_copy_current(w, plain, p->made[w])) {
-        // A stale copy (the caller's weights at a reused address) is redone
-        // in place: a run still reading it belongs to a live model whose
-        // filter here is unchanged.
-        p->made[w] = provided_weights_released().load();
-        std::unique_ptr<Buffer> fresh;
-        if (!copy)
-          fresh = std::make_unique<Buffer>(dnnl_memory_desc_get_size(&p->wei_md));
-        void *target = copy ? copy->p : fresh->p;
+        const WeightCopyStamp stamp = stamp_weight_copy(w, plain);
+        auto fresh = std::make_unique<Buffer>(dnnl_memory_desc_get_size(&p->wei_md));
+        void *target = fresh->p;
         dnnl_stream_t stream;
         if (dnnl_stream_create(&stream, c.engine, dnnl_stream_default_flags) != dnnl_success)
           return false;
@@ -249,15 +244,12 @@ inline bool conv(const float *in, const float *w, const float *bias, float *out,
         bool ok = mem.ok && run_reorder(p->wei_reorder, stream, from, to) &&
                   dnnl_stream_wait(stream) == dnnl_success;
         dnnl_stream_destroy(stream);
-        if (!ok) {
-          if (fresh) {
-            p->weights.erase(w);
-            p->made.erase(w);
-          }
-          return false;
-        }
-        if (fresh)
-          copy = std::move(fresh);
+        if (!ok)
+          return false; // (a stale copy stays stale: redone next call)
+        if (copy)
+          p->retired.push_back(std::move(copy));
+        copy = std::move(fresh);
+        p->made[w] = stamp;
         // The plain filter is read only by this reorder: where it is the
         // library's file-backed weights, its pages go back to the system
         // (a model keeps one copy of each filter, not two).
@@ -326,16 +318,14 @@ inline bool takes(i64 cin, i64 cout, i64 groups, const Window &win) {
 }
 
 /// Constant filters of pointwise convolutions in the GEMM's packed-A layout,
-/// by the pointer and size of the plain ones: packed on first use instead of
-/// on every call (8% of MobileNet's time), the plain pages handed back where
-/// they are file-backed (as dnnl_conv does with its reordered filters).
+/// by the pointer and shape of the plain ones: packed on first use instead of
+/// on every call (8% of MobileNet's time), the plain pages handed back to the
+/// system. Only the library's file-backed weights (BatchNorm-folded filters
+/// are): a filter in the caller's memory (thunder.compile reads the module's
+/// tensors in place, holding no second copy) is packed per call.
 struct PackedFilters {
-  struct Filter {
-    std::vector<float> data;
-    uint64_t made = 0; ///< provided_weights_released() when packed
-  };
   std::mutex mutex;
-  std::map<std::pair<const float *, i64>, Filter> filters;
+  std::map<std::tuple<const float *, i64, i64>, std::vector<float>> filters;
 };
 inline PackedFilters &packed_filters() {
   static PackedFilters cache;
@@ -348,21 +338,19 @@ inline void pointwise(const float *in, const float *w, const float *bias, float 
                       i64 batch, i64 cin, i64 cout, i64 hw, bool weights_constant,
                       thunder_gemm::EpilogueRef epi) {
   const float *packed = nullptr;
-  if (weights_constant) {
+  const size_t bytes = static_cast<size_t>(cout * cin) * sizeof(float);
+  // (File-backed weights are the same bytes at the same address for as long
+  // as they are file-backed: a copy made from them stays right.)
+  if (weights_constant && bytes && FileBackedWeights::get().contains(w, bytes)) {
     PackedFilters &cache = packed_filters();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    PackedFilters::Filter &slot = cache.filters[{w, cout * cin}];
-    const size_t bytes = static_cast<size_t>(cout * cin) * sizeof(float);
-    if (slot.data.empty() || !weight_copy_current(w, bytes, slot.made)) {
-      // (Repacked in place: a caller's weights at a reused address. The
-      // buffer's size is the key's; a run still reading it belongs to a
-      // live model whose filter here is unchanged.)
-      slot.made = provided_weights_released().load();
-      slot.data.resize(static_cast<size_t>(cout * cin));
-      thunder_gemm::pack_a_once_f32(w, cout, cin, slot.data.data());
+    std::vector<float> &slot = cache.filters[{w, cout, cin}];
+    if (slot.empty()) {
+      slot.resize(static_cast<size_t>(cout * cin));
+      thunder_gemm::pack_a_once_f32(w, cout, cin, slot.data());
       release_weight_pages(w, bytes);
     }
-    packed = slot.data.data();
+    packed = slot.data();
   }
   for (i64 b = 0; b < batch; ++b) {
     float *image = out + b * cout * hw;
@@ -405,8 +393,8 @@ inline void valid_range(i64 out, i64 in, i64 stride, i64 pad, i64 koff, i64 *lo,
 /// whose rows are a phase's width (the columns past the output's are
 /// discarded), so each tap is one long SIMD FMA sweep over the whole plane,
 /// whatever the row length (7-wide rows vectorize as well as 112-wide ones).
-/// The kernel keeps kBlock = 64 floats of the output in registers: 4 zmm with
-/// AVX-512, 8 ymm with AVX2, 16 xmm otherwise. The vector type is the
+/// The kernel keeps kBlock floats of the output in registers: 64 (4 zmm with
+/// AVX-512, 8 ymm with AVX2) or 48 (12 xmm otherwise). The vector type is the
 /// machine's own width: a 64-byte GCC vector on an AVX2 target is lowered
 /// through the stack (measured 3-4 GFLOP/s, a third of MobileNet's time).
 #if defined(__AVX512F__)
@@ -417,8 +405,10 @@ constexpr int kLanes = 8;
 constexpr int kLanes = 4;
 #endif
 typedef float vfn __attribute__((vector_size(kLanes * sizeof(float))));
-constexpr i64 kBlock = 64;
-constexpr int kAccumulators = kBlock / kLanes;
+// 12 accumulators with 4-float vectors: 16 xmm registers also hold the
+// filter tap and a load.
+constexpr int kAccumulators = kLanes == 4 ? 12 : 64 / kLanes;
+constexpr i64 kBlock = kAccumulators * kLanes;
 inline vfn loadn(const float *p) {
   vfn v;
   std::memcpy(&v, p, sizeof(v));

@@ -284,6 +284,8 @@ inline void pack_a_item(const float *a, i64 lda, bool ta, i64 m, i64 k, i64 j, f
 /// `packed_a`. The layout depends on this instruction set's kMR, so it is
 /// made at run time by the code that reads it.
 inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
+  if (m <= 0 || k <= 0)
+    return;
   const i64 items = (m + row_block_rows(m) - 1) / row_block_rows(m) * ((k + kKC - 1) / kKC);
   for (i64 j = 0; j < items; ++j)
     pack_a_item(a, k, false, m, k, j, out);
@@ -631,7 +633,8 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
 /// C[m, n] (ldc) = op(A) @ op(B) + beta * C, then epi on each finished tile.
 /// B is either prepacked (`packed`, the layout above, for exactly this k
 /// and n) or read from b/ldb/tb and packed per tile; A likewise, from
-/// `packed_a` (pack_a_once's layout) or a/lda/ta. threads <= 0: OpenMP's
+/// `packed_a` (pack_a_once of a row-major A with exactly this m and k; a is
+/// then unused) or a/lda/ta. threads <= 0: OpenMP's
 /// default, 1 inside a parallel region.
 template <class Epi>
 void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b,

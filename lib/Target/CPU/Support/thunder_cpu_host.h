@@ -81,22 +81,37 @@ struct FileBackedWeights {
 };
 
 /// Counts the destroyed models whose caller gave some of their weights
-/// (thunder.compile reads the module's tensors in place). A kernel's own copy
-/// of a constant kept by the constant's pointer (a reordered or packed
-/// filter) holds for a pointer into file-backed weights, which map the same
-/// bytes whenever they are mapped there again, and otherwise only while this
-/// count is unchanged: the caller's memory may since hold another model's
-/// weights at the same address.
+/// (thunder.compile reads the module's tensors in place).
 inline std::atomic<uint64_t> &provided_weights_released() {
   static std::atomic<uint64_t> count{0};
   return count;
 }
 
-/// Whether a copy made of the constant at [p, p + bytes) when
-/// provided_weights_released() was `count` still holds its bytes.
-inline bool weight_copy_current(const void *p, size_t bytes, uint64_t count) {
-  return count == provided_weights_released().load() ||
-         FileBackedWeights::get().contains(p, bytes);
+/// Where a kernel's own copy of a constant (a reordered filter, kept by the
+/// constant's pointer) was made from. A copy of file-backed weights holds
+/// while that pointer is in file-backed weights: this library's weights,
+/// which are the same bytes wherever they are mapped. A copy of the caller's
+/// memory holds only while no model with caller weights has been destroyed
+/// since: that memory may since hold another model's weights. (Either kind
+/// of memory can later sit at the same address as the other.)
+struct WeightCopyStamp {
+  bool from_file = false;
+  uint64_t released = 0; ///< provided_weights_released() when made
+  bool valid = false;    ///< false until a copy has been made
+};
+
+/// The stamp of a copy being made now of [p, p + bytes).
+inline WeightCopyStamp stamp_weight_copy(const void *p, size_t bytes) {
+  return {FileBackedWeights::get().contains(p, bytes), provided_weights_released().load(),
+          true};
+}
+
+/// Whether a copy of [p, p + bytes) stamped `s` still holds its bytes.
+inline bool weight_copy_current(const void *p, size_t bytes, const WeightCopyStamp &s) {
+  if (!s.valid)
+    return false;
+  return s.from_file ? FileBackedWeights::get().contains(p, bytes)
+                     : s.released == provided_weights_released().load();
 }
 
 #ifndef MADV_PAGEOUT
