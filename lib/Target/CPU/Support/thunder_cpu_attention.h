@@ -24,16 +24,15 @@ inline float attn_expf(float x) { return thunder_math::exp(x); }
 
 namespace attn {
 
-#if defined(__AVX512F__)
-constexpr int kLanes = 16;
-#else
-constexpr int kLanes = 8;
-#endif
-/// One SIMD register of floats.
-typedef float vf __attribute__((vector_size(kLanes * sizeof(float))));
+using simd::kLanes;
+using simd::load;
+using simd::splat;
+using simd::store;
+using simd::vf;
 
 /// Rows and vectors of the microkernels' register block: 4 x 4 zmm (16
-/// accumulators of 32 registers) with AVX-512, 4 x 2 ymm (8 of 16) otherwise.
+/// accumulators of 32 registers) with AVX-512, 4 x 2 ymm (8 of 16) otherwise
+/// (xmm without AVX).
 constexpr int kRows = 4;
 #if defined(__AVX512F__)
 constexpr int kVecs = 4;
@@ -43,13 +42,6 @@ constexpr int kVecs = 2;
 constexpr int kKeyTile = 128;  // multiple of kLanes * kVecs
 constexpr int kQueryTile = 32; // multiple of kRows
 
-inline vf load(const float *p) {
-  vf v;
-  std::memcpy(&v, p, sizeof(vf));
-  return v;
-}
-inline void store(float *p, vf v) { std::memcpy(p, &v, sizeof(vf)); }
-inline vf splat(float x) { return vf{} + x; }
 
 /// s[r][0 .. NV*kLanes) = scale * q[r] . kt[:, col] for MR query rows (ld
 /// `ldq`) against NV vectors of packed K^T columns (row stride kKeyTile).

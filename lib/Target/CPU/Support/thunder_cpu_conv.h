@@ -63,10 +63,13 @@ struct Primitive {
                    dst_reorder = nullptr, wei_reorder = nullptr;
   dnnl_memory_desc_t src_user, wei_user, dst_user, bias_md, src_md, wei_md,
       dst_md, scratch_md;
-  // Reordered constant weights, by the pointer of the plain ones, with where
-  // each was made from; stale copies, kept alive (see above).
-  std::map<const void *, std::unique_ptr<Buffer>> weights;
-  std::map<const void *, WeightCopyStamp> made;
+  // Reordered constant weights, by the pointer of the plain ones, each with
+  // where it was made from; stale copies, kept alive (see above).
+  struct Copy {
+    std::unique_ptr<Buffer> buffer;
+    WeightCopyStamp made;
+  };
+  std::map<const void *, Copy> weights;
   std::vector<std::unique_ptr<Buffer>> retired;
 };
 
@@ -232,30 +235,28 @@ inline bool conv(const float *in, const float *w, const float *bias, float *out,
     if (p->wei_reorder && weights_constant) {
       auto &copy = p->weights[w];
       const size_t plain = dnnl_memory_desc_get_size(&p->wei_user);
-      if (!copy || !weight_copy_current(w, plain, p->made[w])) {
+      if (!copy.buffer || !weight_copy_current(w, plain, copy.made)) {
         const WeightCopyStamp stamp = stamp_weight_copy(w, plain);
         auto fresh = std::make_unique<Buffer>(dnnl_memory_desc_get_size(&p->wei_md));
-        void *target = fresh->p;
         dnnl_stream_t stream;
         if (dnnl_stream_create(&stream, c.engine, dnnl_stream_default_flags) != dnnl_success)
           return false;
         Memories mem{c.engine};
-        dnnl_memory_t from = mem(p->wei_user, w), to = mem(p->wei_md, target);
+        dnnl_memory_t from = mem(p->wei_user, w), to = mem(p->wei_md, fresh->p);
         bool ok = mem.ok && run_reorder(p->wei_reorder, stream, from, to) &&
                   dnnl_stream_wait(stream) == dnnl_success;
         dnnl_stream_destroy(stream);
         if (!ok)
           return false; // (a stale copy stays stale: redone next call)
-        if (copy)
-          p->retired.push_back(std::move(copy));
-        copy = std::move(fresh);
-        p->made[w] = stamp;
+        if (copy.buffer)
+          p->retired.push_back(std::move(copy.buffer));
+        copy = {std::move(fresh), stamp};
         // The plain filter is read only by this reorder: where it is the
         // library's file-backed weights, its pages go back to the system
         // (a model keeps one copy of each filter, not two).
         release_weight_pages(w, plain);
       }
-      weights = copy->p;
+      weights = copy.buffer->p;
     }
   }
   // The primitive and the cached weights never change once made: run
@@ -393,27 +394,12 @@ inline void valid_range(i64 out, i64 in, i64 stride, i64 pad, i64 koff, i64 *lo,
 /// whose rows are a phase's width (the columns past the output's are
 /// discarded), so each tap is one long SIMD FMA sweep over the whole plane,
 /// whatever the row length (7-wide rows vectorize as well as 112-wide ones).
-/// The kernel keeps kBlock floats of the output in registers: 64 (4 zmm with
-/// AVX-512, 8 ymm with AVX2) or 48 (12 xmm otherwise). The vector type is the
-/// machine's own width: a 64-byte GCC vector on an AVX2 target is lowered
-/// through the stack (measured 3-4 GFLOP/s, a third of MobileNet's time).
-#if defined(__AVX512F__)
-constexpr int kLanes = 16;
-#elif defined(__AVX__)
-constexpr int kLanes = 8;
-#else
-constexpr int kLanes = 4;
-#endif
-typedef float vfn __attribute__((vector_size(kLanes * sizeof(float))));
-// 12 accumulators with 4-float vectors: 16 xmm registers also hold the
-// filter tap and a load.
+/// The kernel keeps kBlock floats of the output in registers (simd::vf, the
+/// machine's own width): 64 (4 zmm with AVX-512, 8 ymm with AVX2) or 48 (12
+/// xmm otherwise: 16 xmm registers also hold the filter tap and a load).
+using simd::kLanes;
 constexpr int kAccumulators = kLanes == 4 ? 12 : 64 / kLanes;
 constexpr i64 kBlock = kAccumulators * kLanes;
-inline vfn loadn(const float *p) {
-  vfn v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
 
 inline void depthwise(const float *in, const float *w, const float *bias, float *out,
                       i64 batch, i64 channels, const Window &win,
@@ -482,20 +468,20 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
         // Each block of the wide grid in registers through all the taps.
         const float b0 = bias ? bias[c] : 0.0f;
         for (i64 k0 = 0; k0 < wide; k0 += kBlock) {
-          vfn a[kAccumulators];
+          simd::vf a[kAccumulators];
 #pragma GCC unroll 16
           for (int v = 0; v < kAccumulators; ++v)
-            a[v] = vfn{} + b0;
+            a[v] = simd::splat(b0);
           for (i64 t = 0; t < taps; ++t) {
             const float *src = phases + offs[t] + k0;
-            const vfn fv = vfn{} + f[t];
+            const simd::vf fv = simd::splat(f[t]);
 #pragma GCC unroll 16
             for (int v = 0; v < kAccumulators; ++v)
-              a[v] += fv * loadn(src + v * kLanes);
+              a[v] += fv * simd::load(src + v * kLanes);
           }
 #pragma GCC unroll 16
           for (int v = 0; v < kAccumulators; ++v)
-            std::memcpy(acc + k0 + v * kLanes, &a[v], sizeof(vfn));
+            simd::store(acc + k0 + v * kLanes, a[v]);
         }
         for (i64 r = 0; r < oh; ++r)
           std::copy(acc + r * wq, acc + r * wq + ow, y + r * ow);

@@ -286,7 +286,7 @@ inline void pack_a_item(const float *a, i64 lda, bool ta, i64 m, i64 k, i64 j, f
 inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
   if (m <= 0 || k <= 0)
     return;
-  const i64 items = (m + row_block_rows(m) - 1) / row_block_rows(m) * ((k + kKC - 1) / kKC);
+  const i64 mc = row_block_rows(m), items = (m + mc - 1) / mc * ((k + kKC - 1) / kKC);
   for (i64 j = 0; j < items; ++j)
     pack_a_item(a, k, false, m, k, j, out);
 }

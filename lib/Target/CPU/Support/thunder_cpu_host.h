@@ -97,19 +97,15 @@ inline std::atomic<uint64_t> &provided_weights_released() {
 struct WeightCopyStamp {
   bool from_file = false;
   uint64_t released = 0; ///< provided_weights_released() when made
-  bool valid = false;    ///< false until a copy has been made
 };
 
 /// The stamp of a copy being made now of [p, p + bytes).
 inline WeightCopyStamp stamp_weight_copy(const void *p, size_t bytes) {
-  return {FileBackedWeights::get().contains(p, bytes), provided_weights_released().load(),
-          true};
+  return {FileBackedWeights::get().contains(p, bytes), provided_weights_released().load()};
 }
 
 /// Whether a copy of [p, p + bytes) stamped `s` still holds its bytes.
 inline bool weight_copy_current(const void *p, size_t bytes, const WeightCopyStamp &s) {
-  if (!s.valid)
-    return false;
   return s.from_file ? FileBackedWeights::get().contains(p, bytes)
                      : s.released == provided_weights_released().load();
 }
