@@ -363,6 +363,7 @@ static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
   out.files.push_back({"thunder_cpu_gemm.h", kThunderCpuGemmHeader});
   out.files.push_back({"thunder_cpu_gemm_api.h", kThunderCpuGemmApiHeader});
+  out.files.push_back({"thunder_cpu_conv_api.h", kThunderCpuConvApiHeader});
   out.files.push_back({"thunder_cpu_math.h", kThunderCpuMathHeader});
   out.files.push_back({"thunder_cpu_attention.h", kThunderCpuAttentionHeader});
   out.files.push_back({"thunder_scalar.h", kThunderScalarHeader});
@@ -540,12 +541,14 @@ LogicalResult Emitter::finishUnits(EmittedSources &out, std::vector<std::string>
   // matmul and gemm, the convolutions' GEMM paths). Under kernels/, so that
   // it is built like a kernel and cached by content: its text never changes,
   // so one object per support-header version and flags serves every model.
-  // The convolution driver likewise (thunder_cpu_conv.cpp).
+  // The convolution and pooling driver likewise (thunder_cpu_conv.cpp),
+  // which calls the GEMM driver.
   bool gemm = false, conv = false;
   func.walk([&](Operation *op) {
-    gemm |= isa<MatmulOp, ConvolutionOp>(op);
-    conv |= isa<ConvolutionOp>(op);
+    gemm |= isa<MatmulOp>(op);
+    conv |= isa<ConvolutionOp, MaxPoolOp, AvgPoolOp>(op);
   });
+  gemm |= conv;
   if (gemm) {
     out.files.push_back({kGemmUnit, kThunderCpuGemmSource});
     out.compileUnits.push_back(kGemmUnit);

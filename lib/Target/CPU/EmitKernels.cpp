@@ -23,7 +23,11 @@ namespace thunder::cpu {
 
 LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
                               llvm::StringRef convEpilogue) {
-  callsLibrary = true;
+  // fp32 convolutions and pooling call the driver compiled once per library
+  // (thunder_cpu_conv_api.h); everything else here, thunder_cpu.h's templates.
+  bool convApi = isa<ConvolutionOp, MaxPoolOp, AvgPoolOp>(op) &&
+                 cast<ShapedType>(op->getResult(0).getType()).getElementType().isF32();
+  kernelHeader = std::max(kernelHeader, convApi ? KernelHeader::ConvApi : KernelHeader::Full);
   codegen::emitOpComment(os, op, "  ");
   codegen::CallOperands operands{
       [&](Value v) { return name(v); }, [&](Value v) { return shape(v); },

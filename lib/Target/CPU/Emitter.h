@@ -123,11 +123,14 @@ private:
   LogicalResult finishUnits(EmittedSources &out, std::vector<std::string> units);
   std::map<std::string, std::string> kernelSources;
   std::vector<std::string> kernelOrder;
-  /// The kernels that call thunder_cpu.h's templates (emitOp): their units
-  /// include it; the generated loops include thunder_cpu_base.h only.
-  std::set<std::string> libraryKernels;
-  /// Set by emitOp: the kernel being emitted calls the library.
-  bool callsLibrary = false;
+  /// What a kernel's unit includes, the least that declares what it calls:
+  /// thunder_cpu_base.h for the generated loops (and GEMMs, through
+  /// thunder_cpu_gemm_api.h), thunder_cpu_conv_api.h for fp32 convolutions
+  /// and pooling, thunder_cpu.h for the library's templates.
+  enum class KernelHeader { Base, ConvApi, Full };
+  std::map<std::string, KernelHeader> kernelHeaders;
+  /// Set by emitOp: the header the kernel being emitted needs so far.
+  KernelHeader kernelHeader = KernelHeader::Base;
   codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);
   void emitEntry(llvm::raw_ostream &os);
   /// kWeights, the table of thunder_model_weights_v1.

@@ -10,17 +10,14 @@
 #ifndef THUNDER_CPU_CONV_H
 #define THUNDER_CPU_CONV_H
 
+#include "thunder_cpu_conv_api.h"
+
 namespace thunder_cpu {
 
 //===--------------------------------------------------------------------===//
 // Convolution (oneDNN direct convolution for f32; im2col + GEMM otherwise)
 // and pooling, 1-3 spatial dims
 //===--------------------------------------------------------------------===//
-
-struct Window {
-  int spatial;
-  i64 in[3], out[3], kernel[3], stride[3], pad_lo[3], dilation[3];
-};
 
 /// f32 convolutions run as oneDNN convolution primitives (direct JIT kernels
 /// on blocked layouts), several times faster than im2col + GEMM. One
@@ -596,27 +593,15 @@ void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 
   epilogue_rows(epi, batch * cout, out_size);
 }
 
-#if THUNDER_GEMM_APART
-/// conv_inline<float>, compiled once per library (thunder_cpu_conv.cpp): its
-/// direct kernels, oneDNN calls and im2col fallback took 1.3-2.3 s of the
-/// system compiler in every convolution kernel's unit.
-void conv_f32_apart(const float *in, const float *w, const float *bias, float *out,
-                    i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
-                    bool weights_constant, thunder_gemm::EpilogueRef epi);
-#endif
-
-/// A convolution (conv_inline's, with its epilogue); fp32 ones through the
-/// driver compiled once per library, unless THUNDER_GEMM_APART is 0.
+/// A convolution (conv_inline's, with its epilogue) of a type other than
+/// fp32, or of any type when THUNDER_GEMM_APART is 0; fp32 ones take
+/// thunder_cpu_conv_api.h's overload, through the driver compiled once per
+/// library.
 template <class T>
 void conv(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
           i64 cout, i64 groups, const Window &win, bool weights_constant = false,
           thunder_gemm::EpilogueRef epi = {}) {
-#if THUNDER_GEMM_APART
-  if constexpr (std::is_same_v<T, float>)
-    conv_f32_apart(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
-  else
-#endif
-    conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
+  conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
 }
 
 /// Max (is_max) or average pooling over the trailing spatial dims; `planes`
@@ -698,8 +683,8 @@ inline void pool2d_rows(const float *in, float *out, i64 planes, const Window &w
 }
 
 template <class T>
-void pool(const T *in, T *out, i64 planes, const Window &win, bool is_max,
-          bool count_include_pad, const i64 *pad_hi) {
+void pool_inline(const T *in, T *out, i64 planes, const Window &win, bool is_max,
+                 bool count_include_pad, const i64 *pad_hi) {
   using C = compute_t<T>;
   if constexpr (std::is_same_v<T, float>) {
     if (win.spatial == 2) {
@@ -761,6 +746,14 @@ void pool(const T *in, T *out, i64 planes, const Window &win, bool is_max,
         acc /= static_cast<double>(count_include_pad ? padded_count : count);
       out[p * out_size + o] = st<T>(static_cast<C>(acc));
     }
+}
+
+/// Pooling (pool_inline's) of a type other than fp32, or of any type when
+/// THUNDER_GEMM_APART is 0; fp32 takes thunder_cpu_conv_api.h's overload.
+template <class T>
+void pool(const T *in, T *out, i64 planes, const Window &win, bool is_max,
+          bool count_include_pad, const i64 *pad_hi) {
+  pool_inline(in, out, planes, win, is_max, count_include_pad, pad_hi);
 }
 
 } // namespace thunder_cpu

@@ -1,0 +1,54 @@
+// thunder_cpu_conv_api.h: how a kernel calls Thunder's convolution and
+// pooling driver.
+//
+// The Window of a convolution or pooling and, with THUNDER_GEMM_APART
+// (thunder_cpu_base.h sets it), the fp32 conv and pool that a kernel calls:
+// they hand the work (and the kernel's fused epilogue) to the driver compiled
+// once per library (thunder_cpu_conv.cpp). A kernel whose only library calls
+// are fp32 convolutions and pooling includes this header and
+// thunder_cpu_base.h, not thunder_cpu.h (oneDNN's, OpenBLAS's and the
+// library's templates), which took most of such a unit's compile
+// (lib/Target/CPU/KernelUnits.cpp). thunder_cpu_conv.h (the driver) includes
+// this header; its templates serve the other element types.
+#ifndef THUNDER_CPU_CONV_API_H
+#define THUNDER_CPU_CONV_API_H
+
+#include "thunder_cpu_base.h"
+
+namespace thunder_cpu {
+
+/// A convolution's or pooling's window over 1-3 spatial dims (unused dims
+/// are 1 wide).
+struct Window {
+  int spatial;
+  i64 in[3], out[3], kernel[3], stride[3], pad_lo[3], dilation[3];
+};
+
+#if THUNDER_GEMM_APART
+/// thunder_cpu_conv.h's conv_inline<float> and pool_inline<float>, compiled
+/// once per library (thunder_cpu_conv.cpp).
+void conv_f32_apart(const float *in, const float *w, const float *bias, float *out,
+                    i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
+                    bool weights_constant, thunder_gemm::EpilogueRef epi);
+void pool_f32_apart(const float *in, float *out, i64 planes, const Window &win, bool is_max,
+                    bool count_include_pad, const i64 *pad_hi);
+
+/// out = conv(in, w) + bias, then `epi`, for fp32 (thunder_cpu_conv.h's
+/// conv_inline says what each argument is). Other element types take
+/// thunder_cpu_conv.h's template, which this overload wins against for fp32.
+inline void conv(const float *in, const float *w, const float *bias, float *out, i64 batch,
+                 i64 cin, i64 cout, i64 groups, const Window &win,
+                 bool weights_constant = false, thunder_gemm::EpilogueRef epi = {}) {
+  conv_f32_apart(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
+}
+
+/// Max (is_max) or average pooling of fp32 (thunder_cpu_conv.h's pool_inline).
+inline void pool(const float *in, float *out, i64 planes, const Window &win, bool is_max,
+                 bool count_include_pad, const i64 *pad_hi) {
+  pool_f32_apart(in, out, planes, win, is_max, count_include_pad, pad_hi);
+}
+#endif
+
+} // namespace thunder_cpu
+
+#endif // THUNDER_CPU_CONV_API_H
