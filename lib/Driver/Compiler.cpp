@@ -142,7 +142,10 @@ static LogicalResult compileObjects(Location loc, const TargetBackend &target,
   if (!steps.empty() && !llvm::sys::findProgramByName(steps.front().argv.front()))
     return emitError(loc) << "the toolchain '" << steps.front().argv.front()
                           << "' is not on PATH";
-  UnitBuildResult units = runUnitCompiles(steps, buildDir, opts.kernelCacheDir, opts.jobs);
+  UnitBuildResult units =
+      runUnitCompiles(steps, buildDir, opts.kernelCacheDir, opts.jobs,
+                      opts.usePrebuiltKernels ? defaultPrebuiltKernelDirs()
+                                              : std::vector<std::string>());
   if (!units.ok)
     return emitError(loc) << "the " << target.name() << " toolchain failed " << units.error;
   result.units = steps.size();

@@ -11,6 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -79,31 +80,46 @@ void publish(llvm::StringRef object, const std::string &path) {
 
 UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
                                 llvm::StringRef buildDir, llvm::StringRef cacheDir,
-                                unsigned jobs) {
+                                unsigned jobs, const std::vector<std::string> &prebuiltDirs) {
   UnitBuildResult result;
   if (steps.empty())
     return result;
   if (jobs == 0)
     jobs = std::max(1u, std::thread::hardware_concurrency());
 
-  // Cache hits first; the rest is compiled.
+  // Cache hits first (the cache, then the prebuilt objects); the rest is
+  // compiled.
+  std::vector<std::string> lookIn;
+  if (!cacheDir.empty())
+    lookIn.push_back(cacheDir.str());
+  llvm::append_range(lookIn, prebuiltDirs);
   std::map<std::string, std::string> identities; // program -> identity
   std::vector<std::pair<const UnitCompile *, std::string>> work; // step, cache path
   for (const UnitCompile &step : steps) {
     llvm::sys::fs::create_directories(llvm::sys::path::parent_path(step.object));
     std::string cached;
-    if (!cacheDir.empty() && !step.key.empty()) {
+    if (!lookIn.empty() && !step.key.empty()) {
       const std::string &program = step.argv.front();
       auto it = identities.find(program);
       if (it == identities.end()) {
         auto found = llvm::sys::findProgramByName(program);
         it = identities.emplace(program, programIdentity(found ? *found : program)).first;
       }
-      cached = cachePath(cacheDir, sha256Hex(step.key + "\n" + it->second), step.object);
-      if (llvm::sys::fs::exists(cached) && linkOrCopy(cached, step.object)) {
+      std::string key = sha256Hex(step.key + "\n" + it->second);
+      bool hit = false;
+      for (const std::string &dir : lookIn) {
+        std::string path = cachePath(dir, key, step.object);
+        if (llvm::sys::fs::exists(path) && linkOrCopy(path, step.object)) {
+          hit = true;
+          break;
+        }
+      }
+      if (hit) {
         ++result.cached;
         continue;
       }
+      if (!cacheDir.empty())
+        cached = cachePath(cacheDir, key, step.object);
     }
     work.push_back({&step, cached});
   }
@@ -180,6 +196,24 @@ UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
   for (std::thread &t : threads)
     t.join();
   return result;
+}
+
+std::vector<std::string> defaultPrebuiltKernelDirs() {
+  std::vector<std::string> dirs;
+  if (const char *env = std::getenv("THUNDER_PREBUILT_KERNELS")) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(env).split(parts, ':', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef part : parts)
+      dirs.push_back(part.str());
+    return dirs;
+  }
+#if defined(THUNDER_PREBUILT_KERNELS_BUILD_DIR) && defined(THUNDER_PREBUILT_KERNELS_INSTALL_DIR)
+  for (llvm::StringRef dir :
+       {THUNDER_PREBUILT_KERNELS_BUILD_DIR, THUNDER_PREBUILT_KERNELS_INSTALL_DIR})
+    if (llvm::sys::fs::is_directory(dir))
+      dirs.push_back(dir.str());
+#endif
+  return dirs;
 }
 
 } // namespace thunder

@@ -169,14 +169,18 @@ class TwoLayers(torch.nn.Module):
         return self.fc2(torch.nn.functional.gelu(self.fc1(x)) * 2.0)
 
 
-def test_kernels_are_reused_across_models(tmp_path):
-    import json as _json
+def _kernels(compiled):
+    entry = json.loads((pathlib.Path(compiled.compiles[0].path) / "entry.json").read_text())
+    return entry["kernels"]
+
+
+def test_kernels_are_reused_across_models(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     x = torch.randn(4, 16)
-
-    def kernels(compiled):
-        entry = _json.loads((pathlib.Path(compiled.compiles[0].path) / "entry.json").read_text())
-        return entry["kernels"]
+    kernels = _kernels
+    # Without the drivers built with Thunder (share/thunder/kernels): a first
+    # compile compiles every unit.
+    monkeypatch.setenv("THUNDER_PREBUILT_KERNELS", "")
 
     torch.manual_seed(0)
     first_model = TwoLayers(10).eval()
@@ -196,6 +200,31 @@ def test_kernels_are_reused_across_models(tmp_path):
     assert 0 < kernels(other)["cached"] < kernels(other)["units"]
     torch.testing.assert_close(other(x), other_model(x).detach())
     torch.testing.assert_close(first(x), first_model(x).detach())
+
+
+def test_a_first_compile_takes_the_drivers_built_with_thunder(tmp_path, monkeypatch):
+    """The build compiles the CPU backend's GEMM and convolution drivers for this machine
+    into build/share/thunder/kernels (tools/thunder-compile/CMakeLists.txt); a compile
+    with an empty cache links them from there instead of compiling them, and does not
+    write there. Their objects are keyed like any unit's: with other flags (another
+    -march) they are compiled."""
+    prebuilt = BUILD_DIR / "share" / "thunder" / "kernels"
+    assert prebuilt.is_dir(), "the build did not prebuild the drivers"
+    before = sorted(p.name for p in prebuilt.rglob("*.o"))
+    monkeypatch.delenv("THUNDER_PREBUILT_KERNELS", raising=False)
+    x = torch.randn(4, 16)
+    model = TwoLayers(10).eval()
+    compiled = thunder.compile(model, (x,), cache_dir=tmp_path / "a", progress=False,
+                               dynamic=False)
+    # The GEMM driver, not the model's own kernels.
+    assert _kernels(compiled)["cached"] == 1
+    torch.testing.assert_close(compiled(x), model(x).detach())
+    assert sorted(p.name for p in prebuilt.rglob("*.o")) == before
+    # Another -march: nothing prebuilt fits.
+    other = thunder.compile(model, (x,), cache_dir=tmp_path / "b", progress=False,
+                            dynamic=False, cpu="x86-64-v3")
+    assert _kernels(other)["cached"] == 0
+    torch.testing.assert_close(other(x), model(x).detach())
 
 
 def test_concurrent_compiles_publish_once(script, tmp_path):

@@ -43,6 +43,9 @@ struct CompilerOptions {
   /// Where compiled kernel objects are kept by content (shared between
   /// compiles and processes; "": compile every object).
   std::string kernelCacheDir;
+  /// Also take objects from the caches built with Thunder
+  /// (defaultPrebuiltKernelDirs, UnitBuild.h), read only.
+  bool usePrebuiltKernels = true;
   /// Compiler processes run at once (0: the machine's cores).
   unsigned jobs = 0;
 };

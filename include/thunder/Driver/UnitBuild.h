@@ -31,10 +31,20 @@ struct UnitBuildResult {
 /// an object whose key is in the cache is linked (or copied) from there, and
 /// a compiled one is published there under its key: by link(2) or by a
 /// rename of a complete copy, so that a compile killed at any point leaves
-/// only whole objects in the cache.
+/// only whole objects in the cache. `prebuiltDirs` are caches of the same
+/// layout that are only read, after `cacheDir`: the objects built with
+/// Thunder itself (defaultPrebuiltKernelDirs).
 UnitBuildResult runUnitCompiles(const std::vector<UnitCompile> &steps,
                                 llvm::StringRef buildDir, llvm::StringRef cacheDir,
-                                unsigned jobs);
+                                unsigned jobs,
+                                const std::vector<std::string> &prebuiltDirs = {});
+
+/// The kernel caches built with Thunder that exist on this machine: the
+/// build tree's and the installed share/thunder/kernels (CMake fills them
+/// with the CPU backend's drivers for the build machine's -march=native, so
+/// that a first compile does not spend seconds on them). $THUNDER_PREBUILT_KERNELS,
+/// when set, replaces the list (empty: none).
+std::vector<std::string> defaultPrebuiltKernelDirs();
 
 } // namespace thunder
 

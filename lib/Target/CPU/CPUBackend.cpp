@@ -29,6 +29,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <set>
 
@@ -841,6 +842,26 @@ std::string objectPath(llvm::StringRef buildDir, llvm::StringRef unit,
 
 bool isKernelUnit(llvm::StringRef unit) { return unit.starts_with("kernels/"); }
 
+/// What -march=native compiles for on this machine, for the keys of the
+/// kernel cache: the host CPU's name and its features, which GCC reads from
+/// the same CPUID to resolve native. A cache directory shared between
+/// machines (a network home, a container image) then never hands one machine
+/// another's native code.
+const std::string &nativeIdentity() {
+  static const std::string identity = [] {
+    std::string text = llvm::sys::getHostCPUName().str();
+    std::vector<std::string> features;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      if (feature.second)
+        features.push_back(feature.first().str());
+    llvm::sort(features);
+    llvm::SHA256 hash;
+    hash.update(llvm::join(features, ","));
+    return text + "/" + llvm::toHex(hash.final(), true).substr(0, 16);
+  }();
+  return identity;
+}
+
 /// A user's custom kernel (codegen::addCustomKernelUnits): compiled once,
 /// for the lowest instruction set, with its names as the user wrote them.
 bool isCustomUnit(llvm::StringRef unit) { return unit.starts_with("custom_"); }
@@ -891,6 +912,8 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
     // What every object depends on besides its own text: the flags and the
     // support headers.
     std::string common = llvm::join(flags, " ");
+    // -march=native names a different CPU on each machine.
+    std::string native = arch == "native" ? " native=" + nativeIdentity() : "";
     for (const SourceFile &file : sources.files)
       if (llvm::StringRef(file.path).ends_with(".h"))
         common += "\n" + file.path + "\n" + file.contents;
@@ -910,7 +933,7 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
       step.argv.insert(step.argv.end(), {"-O" + std::to_string(kernelLevel), "-x",
                                          "c++-header", dir + "/thunder_cpu.h", "-o",
                                          step.object});
-      step.key = "pch -O" + std::to_string(kernelLevel) + " " + commonDigest;
+      step.key = "pch -O" + std::to_string(kernelLevel) + " " + commonDigest + native;
       step.optional = true;
       steps.push_back(step);
     }
@@ -942,7 +965,7 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
           llvm::SHA256 hash;
           hash.update(file.contents);
           step.key = "unit -O" + std::to_string(level) + " " + commonDigest + " " +
-                     llvm::toHex(hash.final(), true);
+                     llvm::toHex(hash.final(), true) + native;
           if (!renames.empty())
             step.key += " " + llvm::join(renames, " ");
         }

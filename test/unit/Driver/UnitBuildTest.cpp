@@ -90,4 +90,43 @@ TEST_F(UnitBuildTest, AFailureStopsTheBuildAndSaysWhichCommand) {
   EXPECT_FALSE(exists("user"));
 }
 
+TEST_F(UnitBuildTest, PrebuiltObjectsAreReadAfterTheCacheAndNeverWritten) {
+  // A keyed step; each run counts itself in `runs` (outside the objects).
+  auto keyed = [&](const std::string &name, const std::string &key) {
+    UnitCompile s = step(name, "echo x >> runs");
+    s.key = key;
+    return s;
+  };
+  std::string prebuilt = dir + "/prebuilt", cache = dir + "/cache";
+  // Fill the prebuilt directory as the build does: as a writable cache.
+  UnitBuildResult seed = runUnitCompiles({keyed("driver", "driver v1")}, dir, prebuilt, 1);
+  ASSERT_TRUE(seed.ok) << seed.error;
+  EXPECT_EQ(seed.compiled, 1u);
+  llvm::sys::fs::remove(path("driver"));
+
+  // A build with a cache of its own takes the driver from the prebuilt
+  // objects and compiles the kernel, which goes to its cache only.
+  UnitBuildResult build = runUnitCompiles(
+      {keyed("driver", "driver v1"), keyed("kernel", "kernel v1")}, dir, cache, 2, {prebuilt});
+  ASSERT_TRUE(build.ok) << build.error;
+  EXPECT_EQ(build.cached, 1u);
+  EXPECT_EQ(build.compiled, 1u);
+  EXPECT_TRUE(exists("driver"));
+  unsigned prebuiltFiles = 0;
+  std::error_code ec;
+  for (llvm::sys::fs::recursive_directory_iterator it(prebuilt, ec), end; it != end && !ec;
+       it.increment(ec))
+    prebuiltFiles += it->type() == llvm::sys::fs::file_type::regular_file;
+  EXPECT_EQ(prebuiltFiles, 1u) << "a compile wrote into the prebuilt objects";
+
+  // Without a cache of its own, the prebuilt objects still serve; another
+  // key (other flags, other headers) is compiled.
+  llvm::sys::fs::remove(path("driver"));
+  UnitBuildResult bare = runUnitCompiles(
+      {keyed("driver", "driver v1"), keyed("other", "driver v2")}, dir, "", 2, {prebuilt});
+  ASSERT_TRUE(bare.ok) << bare.error;
+  EXPECT_EQ(bare.cached, 1u);
+  EXPECT_EQ(bare.compiled, 1u);
+}
+
 } // namespace
