@@ -174,6 +174,7 @@ public:
   std::string deviceDescription() const { return thunder_model_device_description(model); }
   std::string deviceArch() const { return thunder_model_device_arch(model); }
   int32_t providedWeights() const { return thunder_model_num_provided_weights(model); }
+  int32_t numWeights() const { return thunder_model_num_weights(model); }
   bool usesRandom() const { return thunder_model_uses_random(model) != 0; }
   void setSeed(uint64_t seed) { checkRuntime(thunder_model_set_seed(model, seed)); }
   int32_t numPartitions() const { return thunder_model_num_partitions(model); }
@@ -373,6 +374,8 @@ void bindRuntime(py::module_ &m) {
                              "which partition of its library it is")
       .def_property_readonly("provided_weights", &LoadedModel::providedWeights,
                              "how many weights it reads from the memory given at load")
+      .def_property_readonly("num_weights", &LoadedModel::numWeights,
+                             "how many weights its library's weights table has (-1: none)")
       .def_property_readonly("name", &LoadedModel::name)
       .def_property_readonly("target", &LoadedModel::target)
       .def_property_readonly("device", &LoadedModel::device)

@@ -88,6 +88,9 @@ struct thunder_model {
   std::vector<thunder::runtime::SharedDim> sharedDims;
   /// Weights read from a provider's memory (thunder_model_load_with_weights).
   int32_t providedWeights = 0;
+  /// The weights of the library's weights table (THUNDER_MODEL_WEIGHTS_SYMBOL);
+  /// -1 when it has none.
+  int32_t numWeights = -1;
   /// Sum of the outputs' ranks: the size of an output-shape buffer.
   size_t totalOutputRank = 0;
   /// The random table of a model that draws random numbers (artifact.h), with the

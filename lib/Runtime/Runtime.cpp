@@ -490,6 +490,13 @@ thunder_status load(const std::string &path, thunder_model *&result,
                                            error, sizeof(error));
   model->providedWeights = static_cast<int32_t>(
       std::count_if(provided.begin(), provided.end(), [](const void *p) { return p; }));
+  if (weightsTable) {
+    model->numWeights = weightsTable->num_weights;
+  } else if (weightsEntry) {
+    const thunder_model_weights_v1 *own = weightsEntry();
+    if (own && own->struct_size == sizeof(thunder_model_weights_v1) && own->num_weights >= 0)
+      model->numWeights = own->num_weights;
+  }
   if (rc != 0) {
     error[sizeof(error) - 1] = '\0';
     return fail(THUNDER_ERROR_LOAD, "model '" + name + "' (" + path + ") failed to initialize: " +
@@ -549,6 +556,10 @@ int32_t thunder_model_partition(const thunder_model *model) {
 
 int32_t thunder_model_num_provided_weights(const thunder_model *model) {
   return model ? model->providedWeights : -1;
+}
+
+int32_t thunder_model_num_weights(const thunder_model *model) {
+  return model ? model->numWeights : -1;
 }
 
 void thunder_model_free(thunder_model *model) {

@@ -5,12 +5,17 @@ else ``~/.cache/thunder``)::
 
     entries/<key>/        one compiled model: libNAME.so, NAME.h, [NAME.safetensors],
                           entry.json (what it was compiled from; written last)
+    entries/<key> -> <key2>
+                          a second key of an entry (Cache.alias): thunder.compile's key
+                          without the weights' bytes, for a library that reads every
+                          weight in place
     kernels/<2 hex>/<sha256>.o
                           compiled kernel objects (and precompiled headers, .gch) by
                           content, shared by all entries and models
     tmp/<key>.<tag>.<host>.<pid>.<random>/
                           a compile in progress (tag "build"; the driver builds inside
-                          it), or an entry being deleted ("broken", "cleared")
+                          it), an entry being deleted ("broken", "cleared"), or an
+                          alias being made ("alias", a symbolic link)
     locks/<key>.lock      held (flock) by the process compiling <key>
 
 The key is a sha256 over everything the artifact depends on (see ``key``). An entry is
@@ -191,14 +196,35 @@ class Cache:
         return self.entries / key
 
     def lookup(self, key: str) -> pathlib.Path | None:
-        """The entry of `key` if it is published (complete), else None."""
+        """The entry of `key` if it is published (complete), else None; through an
+        alias, the entry it names."""
         entry = self.entry_dir(key)
-        return entry if (entry / self.ENTRY_FILE).is_file() else None
+        if not (entry / self.ENTRY_FILE).is_file():
+            return None
+        return entry.resolve() if entry.is_symlink() else entry
+
+    def alias(self, alias: str, key: str) -> None:
+        """Makes `alias` a second key of the entry of `key`: entries/<alias>, a symbolic
+        link to it, made whole (a link renamed into place, replacing an older alias);
+        lookup(alias) then finds the entry while it is published."""
+        link = self.entry_dir(alias)
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        tmp = self.tmp / _tmp_name(alias, "alias")
+        os.symlink(key, tmp)
+        try:
+            os.replace(tmp, link)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a directory of that name: leave it
 
     def discard(self, key: str) -> None:
         """Moves a broken entry (one that does not load) out of the way; a later compile
-        of the key publishes a fresh one."""
+        of the key publishes a fresh one. Discarding an alias discards its entry too."""
         entry = self.entry_dir(key)
+        if entry.is_symlink():
+            target = os.readlink(entry)
+            entry.unlink(missing_ok=True)
+            self.discard(os.path.basename(target))
+            return
         self.tmp.mkdir(parents=True, exist_ok=True)
         graveyard = self.tmp / _tmp_name(key, "broken")
         try:
@@ -284,7 +310,10 @@ class Cache:
                 except FileNotFoundError:
                     continue
             if stale:
-                shutil.rmtree(child, ignore_errors=True)
+                if child.is_symlink():
+                    child.unlink(missing_ok=True)  # an alias not yet renamed into place
+                else:
+                    shutil.rmtree(child, ignore_errors=True)
                 removed.append(child.name)
         # A kernel object copied into the cache (another file system than the build's)
         # by a process that died before its rename: <sha256>.o.tmp.<pid>.

@@ -774,18 +774,27 @@ class CompiledModule:
         provided = runtime.offered_weights(weights) if not self._external_weights else {}
         if provided:
             options["provided_weights"] = provided_digest(provided)
-        # The weights are hashed with external weights too: the weights file is written
-        # by the compile (after constant folding, at offsets the library has baked in), so
-        # an entry is only valid for the weights it was compiled from.
-        key = cache_key({"compiler": _compiler_fingerprint(),
-                         "program": program_digest(ep_json),
-                         "signature": [str(spec), signature, str(ep.call_spec.out_spec)],
-                         "target": self._target, "options": options,
-                         "weights": weights_digest(views)})
+        parts = {"compiler": _compiler_fingerprint(), "program": program_digest(ep_json),
+                 "signature": [str(spec), signature, str(ep.call_spec.out_spec)],
+                 "target": self._target, "options": options}
+        # A library that reads every weight it uses from the module's tensors, in place,
+        # holds no value of any: it serves any values of those tensors (their names,
+        # dtypes and shapes are in the program and in provided_weights), so such an
+        # entry is also found under a key without the weights' bytes, which a later
+        # compile looks up first and need not hash them for (GPT-2: 500 MB, 1.8 s).
+        in_place_key = cache_key({**parts, "weights": "read in place"}) if provided else None
+        key = in_place_key
+        entry_dir = self._cache.lookup(in_place_key) if in_place_key else None
+        if entry_dir is None:
+            # Otherwise the weights are hashed (with external weights too: the weights
+            # file is written by the compile, after constant folding, at offsets the
+            # library has baked in), so an entry is only valid for the weights it was
+            # compiled from.
+            key = cache_key({**parts, "weights": weights_digest(views)})
+            entry_dir = self._cache.lookup(key)
         seconds["key"] = time.monotonic() - mark
 
         source = "cache"
-        entry_dir = self._cache.lookup(key)
         model = None
         if entry_dir is not None:
             try:
@@ -830,6 +839,8 @@ class CompiledModule:
                 self._cache.discard(key)  # no entry that does not load stays behind
                 raise
             seconds["load"] = time.monotonic() - mark
+            if in_place_key and model.reads_every_weight_in_place:
+                self._cache.alias(in_place_key, key)
         seconds["total"] = time.monotonic() - start
         record = CompileRecord(signature=signature, key=key, path=str(entry_dir),
                                source=source, seconds=seconds)

@@ -171,6 +171,14 @@ class Model:
         return self._native.provided_weights
 
     @property
+    def reads_every_weight_in_place(self) -> bool:
+        """Whether every weight the library uses is one of the tensors given at load, read
+        in place: the library then holds no value of any (embedded, derived or packed), so
+        it serves any values of those tensors."""
+        total = self._native.num_weights
+        return total >= 0 and self._native.provided_weights == total
+
+    @property
     def native(self) -> _C.LoadedModel:
         """The runtime's model (thunder._C.LoadedModel)."""
         return self._native

@@ -184,19 +184,25 @@ def test_kernels_are_reused_across_models(tmp_path, monkeypatch):
 
     torch.manual_seed(0)
     first_model = TwoLayers(10).eval()
-    first = thunder.compile(first_model, (x,), cache_dir=cache, progress=False, dynamic=False)
+    # Packed weights (derived copies) make each entry hold its weights' values (a
+    # library that reads every weight in place serves any: see
+    # test_a_library_reading_its_weights_in_place_serves_new_values).
+    first = thunder.compile(first_model, (x,), cache_dir=cache, progress=False, dynamic=False,
+                            pack_weights=True)
     cold = kernels(first)
     assert cold["units"] > 0 and cold["cached"] == 0
     # The same model with other weights: another entry, every object from the cache.
     torch.manual_seed(1)
     same_model = TwoLayers(10).eval()
-    same = thunder.compile(same_model, (x,), cache_dir=cache, progress=False, dynamic=False)
+    same = thunder.compile(same_model, (x,), cache_dir=cache, progress=False, dynamic=False,
+                           pack_weights=True)
     assert same.compiles[0].source == "compiled"
     assert kernels(same)["cached"] == kernels(same)["units"]
     torch.testing.assert_close(same(x), same_model(x).detach())
     # Another model that shares its first layer: that kernel comes from the cache.
     other_model = TwoLayers(12).eval()
-    other = thunder.compile(other_model, (x,), cache_dir=cache, progress=False, dynamic=False)
+    other = thunder.compile(other_model, (x,), cache_dir=cache, progress=False, dynamic=False,
+                            pack_weights=True)
     assert 0 < kernels(other)["cached"] < kernels(other)["units"]
     torch.testing.assert_close(other(x), other_model(x).detach())
     torch.testing.assert_close(first(x), first_model(x).detach())
@@ -241,7 +247,8 @@ def test_concurrent_compiles_publish_once(script, tmp_path):
     assert sorted(r["source"] for r in results) == ["cache", "compiled"]
     assert results[0]["output"] == results[1]["output"]
     assert results[0]["path"] == results[1]["path"]
-    assert len(list((cache / "entries").iterdir())) == 1
+    # One entry (beside it, its alias: the MLP reads every weight in place).
+    assert len([p for p in (cache / "entries").iterdir() if not p.is_symlink()]) == 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -320,10 +327,18 @@ class Scale(torch.nn.Module):
         return x * self.w
 
 
+class FoldedScale(Scale):
+    """Its library holds a value derived from w (w * 2 + 1, folded at compile time)."""
+
+    def forward(self, x):
+        return x * (self.w * 2.0 + 1.0)
+
+
 def test_key_follows_the_weights(cache_dir):
-    model = Scale()
+    model = FoldedScale()
     x = torch.randn(3, 5)
     first = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
+    assert not first._entries[0].model.reads_every_weight_in_place
     again = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False)
     assert again.compiles[0].source == "cache"
     assert again.compiles[0].key == first.compiles[0].key
@@ -340,3 +355,40 @@ def test_key_follows_the_weights(cache_dir):
     # Other options are other keys.
     other = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False, opt_level=1)
     assert other.compiles[0].source == "compiled"
+
+
+def test_a_library_reading_its_weights_in_place_serves_new_values(tmp_path, monkeypatch):
+    """A library that reads every weight from the module's tensors holds none of their
+    values: thunder.compile finds it again for other values of those weights (a changed
+    parameter, another instance of the model) without hashing them, and it computes with
+    the new values."""
+    import thunder.compiled as compiled_module
+    cache = tmp_path / "cache"
+    model = Scale()
+    x = torch.randn(3, 5)
+    first = thunder.compile(model, (x,), cache_dir=cache, progress=False)
+    assert first.compiles[0].source == "compiled"
+    assert first._entries[0].model.reads_every_weight_in_place
+
+    def no_hashing(views):
+        raise AssertionError("the weights were hashed")
+
+    monkeypatch.setattr(compiled_module, "weights_digest", no_hashing)
+    with torch.no_grad():
+        model.w.add_(1.0)
+    changed = thunder.compile(model, (x,), cache_dir=cache, progress=False)
+    assert changed.compiles[0].source == "cache"
+    assert changed.compiles[0].path == first.compiles[0].path
+    torch.testing.assert_close(changed(x), model(x).detach())
+    other_model = Scale()
+    other = thunder.compile(other_model, (x,), cache_dir=cache, progress=False)
+    assert other.compiles[0].source == "cache"
+    torch.testing.assert_close(other(x), other_model(x).detach())
+
+    # The alias goes with its entry: discarded, the next compile builds it again.
+    monkeypatch.undo()
+    Cache(cache).discard(changed.compiles[0].key)
+    assert not any(p.exists() for p in (cache / "entries").iterdir())
+    again = thunder.compile(model, (x,), cache_dir=cache, progress=False)
+    assert again.compiles[0].source == "compiled"
+    torch.testing.assert_close(again(x), model(x).detach())

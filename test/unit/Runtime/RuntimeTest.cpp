@@ -128,6 +128,8 @@ TEST(RuntimeProvidedWeights, ReadFromTheCallersMemory) {
       << thunder_last_error();
   EXPECT_EQ(offered.calls, 1);
   EXPECT_EQ(thunder_model_num_provided_weights(model), 1);
+  // Its one weight: every weight read in place.
+  EXPECT_EQ(thunder_model_num_weights(model), 1);
   AddOne data(3);
   ASSERT_EQ(data.run(model), THUNDER_OK) << thunder_last_error();
   EXPECT_TRUE(data.correct(3.5f));
@@ -142,6 +144,7 @@ TEST(RuntimeProvidedWeights, NoneProvidedOrNoTable) {
                                             Offered::provide, &other, &model),
             THUNDER_OK);
   EXPECT_EQ(thunder_model_num_provided_weights(model), 0);
+  EXPECT_EQ(thunder_model_num_weights(model), 1);
   AddOne data(2);
   ASSERT_EQ(data.run(model), THUNDER_OK);
   EXPECT_TRUE(data.correct(1.0f));
@@ -153,6 +156,7 @@ TEST(RuntimeProvidedWeights, NoneProvidedOrNoTable) {
             THUNDER_OK);
   EXPECT_EQ(offered.calls, 0);
   EXPECT_EQ(thunder_model_num_provided_weights(model), 0);
+  EXPECT_EQ(thunder_model_num_weights(model), -1);
   AddOne again(2);
   ASSERT_EQ(again.run(model), THUNDER_OK);
   EXPECT_TRUE(again.correct(1.0f));
@@ -161,11 +165,13 @@ TEST(RuntimeProvidedWeights, NoneProvidedOrNoTable) {
   ASSERT_EQ(thunder_model_load_with_weights(modelPath("add_one_provided").c_str(), nullptr,
                                             nullptr, &model),
             THUNDER_OK);
+  EXPECT_EQ(thunder_model_num_weights(model), 1); // the table, all its own copies
   thunder_model_free(model);
   EXPECT_EQ(thunder_model_load_with_weights(nullptr, nullptr, nullptr, &model),
             THUNDER_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(model, nullptr);
   EXPECT_EQ(thunder_model_num_provided_weights(nullptr), -1);
+  EXPECT_EQ(thunder_model_num_weights(nullptr), -1);
 }
 
 //===----------------------------------------------------------------------===//
