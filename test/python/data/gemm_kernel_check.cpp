@@ -113,31 +113,35 @@ static void check_batched(i64 batch, i64 m, i64 n, i64 k, bool shared, bool prep
 }
 
 /// A row-major A packed once (pack_a_once_f32, a convolution's constant
-/// filter), then C = A @ B through it, with an epilogue that adds 1.
-static void check_packed_a(i64 m, i64 n, i64 k) {
+/// filter), then C = A @ B + bias through it (a bias per row when
+/// `with_bias`: the accumulators start from it), with an epilogue that adds 1.
+static void check_packed_a(i64 m, i64 n, i64 k, bool with_bias) {
   std::mt19937 gen(static_cast<unsigned>(m * 7 + n * 3 + k));
   std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> a(m * k), b(k * n), c(m * n), packed(m * k);
+  std::vector<float> a(m * k), b(k * n), c(m * n), packed(m * k), bias(m);
   for (float &x : a) x = dist(gen);
   for (float &x : b) x = dist(gen);
+  for (float &x : bias) x = dist(gen);
   pack_a_once_f32(a.data(), m, k, packed.data());
   auto epi = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
     for (i64 r = r0; r < r1; ++r)
       for (i64 j = c0; j < c1; ++j)
         c[r * n + j] += 1.0f;
   };
-  gemm_packed_a(packed.data(), b.data(), c.data(), m, n, k, epi);
+  gemm_packed_a(packed.data(), b.data(), c.data(), m, n, k,
+                with_bias ? bias.data() : nullptr, epi);
   for (i64 i = 0; i < m; ++i)
     for (i64 j = 0; j < n; ++j) {
-      double r = 1, mag = 1;
+      double r = 1 + (with_bias ? bias[i] : 0.0), mag = 1;
       for (i64 p = 0; p < k; ++p) {
         r += double(a[i * k + p]) * b[p * n + j];
         mag += std::fabs(double(a[i * k + p]) * b[p * n + j]);
       }
       if (!(std::fabs(c[i * n + j] - r) <= 1e-5 * (mag + 4))) {
         if (failures++ < 5)
-          std::printf("packed-A mismatch m=%lld n=%lld k=%lld at [%lld, %lld]\n",
-                      (long long)m, (long long)n, (long long)k, (long long)i, (long long)j);
+          std::printf("packed-A mismatch m=%lld n=%lld k=%lld bias=%d at [%lld, %lld]\n",
+                      (long long)m, (long long)n, (long long)k, with_bias, (long long)i,
+                      (long long)j);
         return;
       }
     }
@@ -183,10 +187,12 @@ int main() {
       if (shared || !prepack)
         check_batched(3, 17, 33, 65, shared, prepack);
   // A packed once: one panel, partial panels, several row and kc blocks, and
-  // more than sgemm would share (m * k > kSharedAFloats).
+  // more than sgemm would share (m * k > kSharedAFloats); an empty sum (k 0);
+  // with and without a bias per row.
   for (auto [m, n, k] : {std::tuple<i64, i64, i64>{1, 1, 1}, {7, 33, 5}, {17, 255, 33},
-                         {300, 70, 600}, {129, 40, 700}, {1100, 33, 1000}})
-    check_packed_a(m, n, k);
+                         {300, 70, 600}, {129, 40, 700}, {1100, 33, 1000}, {9, 20, 0}})
+    for (bool with_bias : {false, true})
+      check_packed_a(m, n, k, with_bias);
   if (failures) {
     std::printf("%d failures (%s)\n", failures, kIsa);
     return 1;

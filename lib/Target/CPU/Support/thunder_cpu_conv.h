@@ -352,6 +352,19 @@ inline void pointwise(const float *in, const float *w, const float *bias, float 
   }
   for (i64 b = 0; b < batch; ++b) {
     float *image = out + b * cout * hw;
+    if (packed) {
+      // The bias starts the accumulators; the kernel's epilogue per tile.
+      auto tile = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
+        epi(b * cout + r0, b * cout + r1, c0, c1);
+      };
+      if (epi.fn)
+        thunder_gemm::gemm_packed_a(packed, in + b * cin * hw, image, cout, hw, cin, bias,
+                                    tile);
+      else
+        thunder_gemm::gemm_packed_a(packed, in + b * cin * hw, image, cout, hw, cin, bias,
+                                    thunder_gemm::NoEpilogue{});
+      continue;
+    }
     auto tile = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
       if (bias)
         for (i64 r = r0; r < r1; ++r) {
@@ -363,11 +376,8 @@ inline void pointwise(const float *in, const float *w, const float *bias, float 
         }
       epi(b * cout + r0, b * cout + r1, c0, c1);
     };
-    if (packed)
-      thunder_gemm::gemm_packed_a(packed, in + b * cin * hw, image, cout, hw, cin, tile);
-    else
-      thunder_gemm::matmul_f32(w, in + b * cin * hw, nullptr, image, 1, cout, hw, cin,
-                               false, false, false, tile);
+    thunder_gemm::matmul_f32(w, in + b * cin * hw, nullptr, image, 1, cout, hw, cin, false,
+                             false, false, tile);
   }
 }
 

@@ -29,8 +29,9 @@ void pack_a_once_apart(const float *a, i64 m, i64 k, float *out) {
 }
 
 void gemm_packed_a_apart(const float *packed_a, const float *b, float *c, i64 m, i64 n,
-                         i64 k, EpilogueRef epi) {
-  sgemm(m, n, k, nullptr, k, false, b, n, false, nullptr, c, n, 0.0f, epi, 0, packed_a);
+                         i64 k, const float *row_bias, EpilogueRef epi) {
+  sgemm(m, n, k, nullptr, k, false, b, n, false, nullptr, c, n, 0.0f, epi, 0, packed_a,
+        row_bias);
 }
 
 } // namespace thunder_gemm

@@ -296,18 +296,21 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 // `first`: the first kc-block, which writes acc + beta * c (beta 0: acc);
 // later blocks add. nv: valid columns (the rest are padding). bs: floats
 // between B rows (kNR in a packed panel; ldb for a row-major B read in
-// place, whose panel then has all kNR columns).
+// place, whose panel then has all kNR columns). rbias (first block only;
+// null: none): a value per row the accumulators start from (a
+// convolution's bias, whose rows are output channels).
 //===--------------------------------------------------------------------===//
 
 #if defined(__AVX512F__)
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
-                    float *__restrict c, i64 ldc, int nv, bool first, float beta) {
+                    float *__restrict c, i64 ldc, int nv, bool first, float beta,
+                    const float *rbias) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
-    acc0[i] = _mm512_setzero_ps();
-    acc1[i] = _mm512_setzero_ps();
+    acc0[i] = rbias ? _mm512_set1_ps(rbias[i]) : _mm512_setzero_ps();
+    acc1[i] = acc0[i];
   }
   for (i64 p = 0; p < kc; ++p) {
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
@@ -348,12 +351,13 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 /// MR x 16 (two ymm per row) over one half of a 32-wide panel.
 template <int MR>
 inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
-                      float *__restrict c, i64 ldc, int nv, bool first, float beta) {
+                      float *__restrict c, i64 ldc, int nv, bool first, float beta,
+                      const float *rbias) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    acc0[i] = _mm256_setzero_ps();
-    acc1[i] = _mm256_setzero_ps();
+    acc0[i] = rbias ? _mm256_broadcast_ss(rbias + i) : _mm256_setzero_ps();
+    acc1[i] = acc0[i];
   }
   for (i64 p = 0; p < kc; ++p) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
@@ -402,16 +406,21 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
 
 template <int MR>
 inline void ukernel(i64 kc, const float *a, const float *b, i64 bs, float *c, i64 ldc,
-                    int nv, bool first, float beta) {
-  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta);
+                    int nv, bool first, float beta, const float *rbias) {
+  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta, rbias);
   if (nv > 16)
-    ukernel16<MR>(kc, a, b + 16, bs, c + 16, ldc, nv - 16, first, beta);
+    ukernel16<MR>(kc, a, b + 16, bs, c + 16, ldc, nv - 16, first, beta, rbias);
 }
 #else
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
-                    float *__restrict c, i64 ldc, int nv, bool first, float beta) {
+                    float *__restrict c, i64 ldc, int nv, bool first, float beta,
+                    const float *rbias) {
   float acc[MR][kNR] = {};
+  if (rbias)
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < kNR; ++j)
+        acc[i][j] = rbias[i];
   for (i64 p = 0; p < kc; ++p) {
     for (int i = 0; i < MR; ++i) {
       float av = a[i];
@@ -433,9 +442,10 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 
 /// The microkernel for `mr` rows (1..kMR).
 inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs, float *c,
-                         i64 ldc, int nv, bool first, float beta) {
+                         i64 ldc, int nv, bool first, float beta,
+                         const float *rbias = nullptr) {
   with_rows(mr, [&](auto rows) {
-    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta);
+    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta, rbias);
   });
 }
 
@@ -630,7 +640,8 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
 #define THUNDER_GEMM_HAS_DOT 1
 #endif
 
-/// C[m, n] (ldc) = op(A) @ op(B) + beta * C, then epi on each finished tile.
+/// C[m, n] (ldc) = op(A) @ op(B) + beta * C (+ row_bias[i] on row i), then
+/// epi on each finished tile.
 /// B is either prepacked (`packed`, the layout above, for exactly this k
 /// and n) or read from b/ldb/tb and packed per tile; A likewise, from
 /// `packed_a` (pack_a_once of a row-major A with exactly this m and k; a is
@@ -639,23 +650,26 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
 template <class Epi>
 void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b,
            i64 ldb, bool tb, const float *packed, float *c, i64 ldc, float beta,
-           const Epi &epi, int threads = 0, const float *packed_a = nullptr) {
+           const Epi &epi, int threads = 0, const float *packed_a = nullptr,
+           const float *row_bias = nullptr) {
   if (m <= 0 || n <= 0)
     return;
   if (threads <= 0)
     threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   if (k <= 0) {
-    // An empty sum: beta * C (zeros for beta 0), then the epilogue.
+    // An empty sum: beta * C (zeros for beta 0) and the bias, then the
+    // epilogue.
     for (i64 r = 0; r < m; ++r) {
       float *row = c + r * ldc;
+      const float add = row_bias ? row_bias[r] : 0.0f;
       for (i64 j = 0; j < n; ++j)
-        row[j] = beta != 0.0f ? beta * row[j] : 0.0f;
+        row[j] = (beta != 0.0f ? beta * row[j] : 0.0f) + add;
     }
     epi(0, m, 0, n);
     return;
   }
 #ifdef THUNDER_GEMM_HAS_DOT
-  if (!packed && !packed_a && tb && !ta && m <= kDotRows) {
+  if (!packed && !packed_a && !row_bias && tb && !ta && m <= kDotRows) {
     dot_gemm(m, n, k, a, lda, b, ldb, c, ldc, beta, epi, threads);
     return;
   }
@@ -757,7 +771,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             for (i64 i0 = r0; i0 < r1; i0 += mrp) {
               int mr = static_cast<int>(std::min<i64>(mrp, r1 - i0));
               ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
-                           nv, first, beta);
+                           nv, first, beta, first && row_bias ? row_bias + i0 : nullptr);
               if (last)
                 epi(i0, i0 + mr, j0, j0 + nv);
             }
@@ -815,15 +829,17 @@ inline void matmul_f32(const float *lhs, const float *rhs, const float *packed, 
   matmul_batched(lhs, rhs, packed, out, batch, m, n, k, ta, tb, rhs_shared, epi);
 }
 
-/// pack_a_once, and C [m, n] = its packed A @ row-major B [k, n] with the
-/// epilogue per tile (apart: thunder_cpu_gemm_api.h's).
+/// pack_a_once, and C [m, n] = its packed A @ row-major B [k, n] (+ row_bias
+/// per row, when given) with the epilogue per tile (apart:
+/// thunder_cpu_gemm_api.h's).
 inline void pack_a_once_f32(const float *a, i64 m, i64 k, float *out) {
   pack_a_once(a, m, k, out);
 }
 template <class Epi>
 inline void gemm_packed_a(const float *packed_a, const float *b, float *c, i64 m, i64 n,
-                          i64 k, const Epi &epi) {
-  sgemm(m, n, k, nullptr, k, false, b, n, false, nullptr, c, n, 0.0f, epi, 0, packed_a);
+                          i64 k, const float *row_bias, const Epi &epi) {
+  sgemm(m, n, k, nullptr, k, false, b, n, false, nullptr, c, n, 0.0f, epi, 0, packed_a,
+        row_bias);
 }
 
 /// Convenience: op(B) unpacked, no epilogue (apart: thunder_cpu_gemm_api.h's).

@@ -71,18 +71,19 @@ inline void sgemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float *a, i64 lda
 }
 
 /// A row-major A [m, k] that does not change between calls, packed once
-/// (m * k floats at `out`), and C [m, n] = that A @ B [k, n] (row-major),
+/// (m * k floats at `out`), and C [m, n] = that A @ B [k, n] (row-major)
+/// + row_bias[i] on row i (when not null: the accumulators start from it),
 /// with the epilogue per tile (thunder_cpu_gemm.h's pack_a_once and sgemm).
 void pack_a_once_apart(const float *a, i64 m, i64 k, float *out);
 void gemm_packed_a_apart(const float *packed_a, const float *b, float *c, i64 m, i64 n,
-                         i64 k, EpilogueRef epi);
+                         i64 k, const float *row_bias, EpilogueRef epi);
 inline void pack_a_once_f32(const float *a, i64 m, i64 k, float *out) {
   pack_a_once_apart(a, m, k, out);
 }
 template <class Epi>
 inline void gemm_packed_a(const float *packed_a, const float *b, float *c, i64 m, i64 n,
-                          i64 k, const Epi &epi) {
-  gemm_packed_a_apart(packed_a, b, c, m, n, k, EpilogueRef(epi));
+                          i64 k, const float *row_bias, const Epi &epi) {
+  gemm_packed_a_apart(packed_a, b, c, m, n, k, row_bias, EpilogueRef(epi));
 }
 #endif
 
