@@ -221,7 +221,10 @@ class Cache:
         of the key publishes a fresh one. Discarding an alias discards its entry too."""
         entry = self.entry_dir(key)
         if entry.is_symlink():
-            target = os.readlink(entry)
+            try:
+                target = os.readlink(entry)
+            except FileNotFoundError:
+                return  # another process removed it
             entry.unlink(missing_ok=True)
             self.discard(os.path.basename(target))
             return
@@ -306,7 +309,7 @@ class Cache:
                 stale = not _pid_alive(pid)
             else:
                 try:
-                    stale = time.time() - child.stat().st_mtime > _FOREIGN_TMP_AGE_S
+                    stale = time.time() - child.lstat().st_mtime > _FOREIGN_TMP_AGE_S
                 except FileNotFoundError:
                     continue
             if stale:

@@ -783,14 +783,18 @@ class CompiledModule:
         # entry is also found under a key without the weights' bytes, which a later
         # compile looks up first and need not hash them for (GPT-2: 500 MB, 1.8 s).
         in_place_key = cache_key({**parts, "weights": "read in place"}) if provided else None
+        # Otherwise the weights are hashed (with external weights too: the weights file
+        # is written by the compile, after constant folding, at offsets the library has
+        # baked in), so an entry is only valid for the weights it was compiled from; a
+        # build is always published under this key (the in-place key only ever names
+        # an entry through an alias).
+        def weights_key() -> str:
+            return cache_key({**parts, "weights": weights_digest(views)})
+
         key = in_place_key
         entry_dir = self._cache.lookup(in_place_key) if in_place_key else None
         if entry_dir is None:
-            # Otherwise the weights are hashed (with external weights too: the weights
-            # file is written by the compile, after constant folding, at offsets the
-            # library has baked in), so an entry is only valid for the weights it was
-            # compiled from.
-            key = cache_key({**parts, "weights": weights_digest(views)})
+            key = weights_key()
             entry_dir = self._cache.lookup(key)
         seconds["key"] = time.monotonic() - mark
 
@@ -803,6 +807,8 @@ class CompiledModule:
                 warnings.warn(f"thunder: discarding the cache entry {entry_dir}, which does "
                               f"not load ({error}); compiling again", stacklevel=3)
                 self._cache.discard(key)
+                if key == in_place_key:
+                    key = weights_key()
         if model is None:
             def build(directory) -> dict:
                 module, _ = import_captured(ep, self._model, to_host=self._target != "cpu",
@@ -839,8 +845,10 @@ class CompiledModule:
                 self._cache.discard(key)  # no entry that does not load stays behind
                 raise
             seconds["load"] = time.monotonic() - mark
-            if in_place_key and model.reads_every_weight_in_place:
-                self._cache.alias(in_place_key, key)
+        if (in_place_key and key != in_place_key and model.reads_every_weight_in_place
+                and self._cache.lookup(in_place_key) is None):
+            # (Also for an entry found by its weights' key: one compiled before aliases.)
+            self._cache.alias(in_place_key, key)
         seconds["total"] = time.monotonic() - start
         record = CompileRecord(signature=signature, key=key, path=str(entry_dir),
                                source=source, seconds=seconds)

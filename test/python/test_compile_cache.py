@@ -388,7 +388,34 @@ def test_a_library_reading_its_weights_in_place_serves_new_values(tmp_path, monk
     # The alias goes with its entry: discarded, the next compile builds it again.
     monkeypatch.undo()
     Cache(cache).discard(changed.compiles[0].key)
-    assert not any(p.exists() for p in (cache / "entries").iterdir())
+    assert list((cache / "entries").iterdir()) == []
     again = thunder.compile(model, (x,), cache_dir=cache, progress=False)
     assert again.compiles[0].source == "compiled"
+    torch.testing.assert_close(again(x), model(x).detach())
+
+
+class Conv3(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 8, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def test_a_library_loaded_again_after_an_in_place_change_runs_on_the_new_filters(tmp_path):
+    """oneDNN keeps its reordered copy of a filter by the filter's address. The module's
+    filter, changed in place and compiled again, is the same library loaded again over the
+    same memory, which now holds other values: the copy is made again (the runtime's
+    caller_weights_epoch), even while the first model is alive."""
+    cache = tmp_path / "cache"
+    model = Conv3().eval()
+    x = torch.randn(1, 4, 10, 10)
+    first = thunder.compile(model, (x,), cache_dir=cache, progress=False)
+    torch.testing.assert_close(first(x), model(x).detach())  # the copy is made
+    assert first._entries[0].model.reads_every_weight_in_place
+    with torch.no_grad():
+        model.conv.weight.mul_(-2.0)
+    again = thunder.compile(model, (x,), cache_dir=cache, progress=False)
+    assert again.compiles[0].source == "cache"
     torch.testing.assert_close(again(x), model(x).detach())

@@ -646,6 +646,10 @@ int create_state(const unsigned char *base, void *map, size_t size,
     s->provided = s->provided || (provided && provided[i]);
   }
   thunder_cpu::FileBackedWeights::get().add(base, {0}ULL);
+  // Kernels' copies of the caller's memory may be of other values than it
+  // holds now (a model loaded again after its tensors changed in place).
+  if (s->provided)
+    ++thunder_cpu::caller_weights_epoch();
   *state = s;
   return 0;
 }
@@ -654,7 +658,7 @@ void destroy(void *state) {{
   thunder_cpu::FileBackedWeights::get().remove(s->base);
   // Kernels' copies of the caller's weights are stale from now on.
   if (s->provided)
-    ++thunder_cpu::provided_weights_released();
+    ++thunder_cpu::caller_weights_epoch();
   if (s->map)
     munmap(s->map, s->size);
   delete s;

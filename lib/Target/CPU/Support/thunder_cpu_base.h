@@ -4,10 +4,13 @@
 // the vectorizable math (thunder_cpu_math.h) and the GEMM driver's entry
 // (thunder_cpu_gemm_api.h): all that a generated loop kernel (pointwise, row
 // reduction, GEMM with its epilogue) calls. Such a kernel's unit includes
-// only this header, which the system compiler reads in a fifth of the time
-// thunder_cpu.h takes, so it needs no precompiled header; a kernel that calls
-// the library's templates (convolution, pooling, gather, ...) includes
-// thunder_cpu.h, which includes this one (lib/Target/CPU/KernelUnits.cpp).
+// only this header (an fp32 convolution's or pooling's also
+// thunder_cpu_conv_api.h), which the system compiler reads in a fifth of the
+// time thunder_cpu.h takes; it is precompiled where four or more units
+// include it first (CPUBackend::compileUnits). A kernel that calls the
+// library's templates (gather, scatter, other types' convolutions, ...)
+// includes thunder_cpu.h, which includes this one
+// (lib/Target/CPU/KernelUnits.cpp).
 #ifndef THUNDER_CPU_BASE_H
 #define THUNDER_CPU_BASE_H
 

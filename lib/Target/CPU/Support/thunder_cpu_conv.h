@@ -37,8 +37,9 @@ namespace thunder_cpu {
 /// they are the library's file-backed weights (release_weight_pages).
 /// A copy is redone when it may no longer hold the bytes at its pointer
 /// (weight_copy_current: the caller's memory, as thunder.compile's libraries
-/// read the module's tensors in place, may since hold another model's), into
-/// a new buffer: the old one stays alive, as a run may still read it.
+/// read the module's tensors in place, may since hold other values, once a
+/// model with caller weights was created or destroyed), into a new buffer:
+/// the old one stays alive, as a run may still read it.
 /// Non-constant weights are reordered per call.
 namespace dnnl_conv {
 

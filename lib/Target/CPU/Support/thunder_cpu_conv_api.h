@@ -51,4 +51,11 @@ inline void pool(const float *in, float *out, i64 planes, const Window &win, boo
 
 } // namespace thunder_cpu
 
+#if !THUNDER_GEMM_APART
+// Without the drivers apart, every conv and pool is thunder_cpu_conv.h's
+// template (this header's guard makes the include below a no-op inside
+// thunder_cpu.h).
+#include "thunder_cpu.h"
+#endif
+
 #endif // THUNDER_CPU_CONV_API_H

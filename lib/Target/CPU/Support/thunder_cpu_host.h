@@ -80,9 +80,13 @@ struct FileBackedWeights {
   }
 };
 
-/// Counts the destroyed models whose caller gave some of their weights
-/// (thunder.compile reads the module's tensors in place).
-inline std::atomic<uint64_t> &provided_weights_released() {
+/// Counts the models created or destroyed whose caller gave some of their
+/// weights (thunder.compile reads the module's tensors in place): a new
+/// model may give memory that held other values when a copy was made (a
+/// freed model's weights, or the same tensors changed in place since, as
+/// when thunder.compile loads its cached library again for new values of a
+/// module's parameters).
+inline std::atomic<uint64_t> &caller_weights_epoch() {
   static std::atomic<uint64_t> count{0};
   return count;
 }
@@ -91,23 +95,24 @@ inline std::atomic<uint64_t> &provided_weights_released() {
 /// constant's pointer) was made from. A copy of file-backed weights holds
 /// while that pointer is in file-backed weights: this library's weights,
 /// which are the same bytes wherever they are mapped. A copy of the caller's
-/// memory holds only while no model with caller weights has been destroyed
-/// since: that memory may since hold another model's weights. (Either kind
-/// of memory can later sit at the same address as the other.)
+/// memory holds only while no model with caller weights has been created or
+/// destroyed since (caller_weights_epoch): that memory may since hold other
+/// values. (Either kind of memory can later sit at the same address as the
+/// other.)
 struct WeightCopyStamp {
   bool from_file = false;
-  uint64_t released = 0; ///< provided_weights_released() when made
+  uint64_t epoch = 0; ///< caller_weights_epoch() when made
 };
 
 /// The stamp of a copy being made now of [p, p + bytes).
 inline WeightCopyStamp stamp_weight_copy(const void *p, size_t bytes) {
-  return {FileBackedWeights::get().contains(p, bytes), provided_weights_released().load()};
+  return {FileBackedWeights::get().contains(p, bytes), caller_weights_epoch().load()};
 }
 
 /// Whether a copy of [p, p + bytes) stamped `s` still holds its bytes.
 inline bool weight_copy_current(const void *p, size_t bytes, const WeightCopyStamp &s) {
   return s.from_file ? FileBackedWeights::get().contains(p, bytes)
-                     : s.released == provided_weights_released().load();
+                     : s.epoch == caller_weights_epoch().load();
 }
 
 #ifndef MADV_PAGEOUT
