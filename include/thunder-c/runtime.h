@@ -164,9 +164,9 @@ THUNDER_RUNTIME_API int32_t thunder_model_num_provided_weights(const thunder_mod
 
 /* How many weights the model's library has in its weights table (those a
  * provider may give, embedded or not); -1 when the library has no such table
- * (THUNDER_MODEL_WEIGHTS_SYMBOL) or for a NULL model. Equal to
- * thunder_model_num_provided_weights: every weight the library uses is read
- * from the provider's memory, and the library holds no copy of any. */
+ * (THUNDER_MODEL_WEIGHTS_SYMBOL) or for a NULL model. When it equals
+ * thunder_model_num_provided_weights, every entry of the table is read from
+ * the provider's memory: no value of the library's own is used. */
 THUNDER_RUNTIME_API int32_t thunder_model_num_weights(const thunder_model *model);
 
 /* Destroys the model's state and unloads it. NULL is allowed. Every context

@@ -490,13 +490,11 @@ thunder_status load(const std::string &path, thunder_model *&result,
                                            error, sizeof(error));
   model->providedWeights = static_cast<int32_t>(
       std::count_if(provided.begin(), provided.end(), [](const void *p) { return p; }));
-  if (weightsTable) {
-    model->numWeights = weightsTable->num_weights;
-  } else if (weightsEntry) {
-    const thunder_model_weights_v1 *own = weightsEntry();
-    if (own && own->struct_size == sizeof(thunder_model_weights_v1) && own->num_weights >= 0)
-      model->numWeights = own->num_weights;
-  }
+  // The table providedWeights checked, else the library's own (no provider).
+  const thunder_model_weights_v1 *own =
+      weightsTable ? weightsTable : weightsEntry ? weightsEntry() : nullptr;
+  if (own && own->struct_size == sizeof(thunder_model_weights_v1) && own->num_weights >= 0)
+    model->numWeights = own->num_weights;
   if (rc != 0) {
     error[sizeof(error) - 1] = '\0';
     return fail(THUNDER_ERROR_LOAD, "model '" + name + "' (" + path + ") failed to initialize: " +

@@ -142,11 +142,9 @@ void Emitter::emitKernelDeclarations(llvm::raw_ostream &os) {
 void Emitter::addKernelUnits(EmittedSources &out) {
   for (const std::string &kernel : kernelOrder) {
     std::string path = "kernels/" + kernel + ".cpp";
-    // A generated loop needs only the base header; a call of the library's
-    // templates the whole library.
-    // The first include is the one a precompiled header can stand for
-    // (CPUBackend::compileUnits): the base header, then the convolution
-    // driver's entries where the kernel calls them.
+    // The least that declares what the kernel calls (kernelHeaders), the
+    // base header first: the first include is the one a precompiled header
+    // can stand for (CPUBackend::compileUnits).
     std::string includes;
     switch (kernelHeaders[kernel]) {
     case KernelHeader::Base:

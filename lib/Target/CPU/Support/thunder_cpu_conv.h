@@ -354,16 +354,15 @@ inline void pointwise(const float *in, const float *w, const float *bias, float 
   for (i64 b = 0; b < batch; ++b) {
     float *image = out + b * cout * hw;
     if (packed) {
-      // The bias starts the accumulators; the kernel's epilogue per tile.
+      // The bias starts the accumulators; the kernel's epilogue per tile
+      // (none, not even a call per tile, when the kernel has none).
       auto tile = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
         epi(b * cout + r0, b * cout + r1, c0, c1);
       };
-      if (epi.fn)
-        thunder_gemm::gemm_packed_a(packed, in + b * cin * hw, image, cout, hw, cin, bias,
-                                    tile);
-      else
-        thunder_gemm::gemm_packed_a(packed, in + b * cin * hw, image, cout, hw, cin, bias,
-                                    thunder_gemm::NoEpilogue{});
+      const thunder_gemm::EpilogueRef per_tile =
+          epi.fn ? thunder_gemm::EpilogueRef(tile) : thunder_gemm::EpilogueRef();
+      thunder_gemm::gemm_packed_a(packed, in + b * cin * hw, image, cout, hw, cin, bias,
+                                  per_tile);
       continue;
     }
     auto tile = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
