@@ -244,6 +244,11 @@ LogicalResult convertConvolution(NodeContext &ctx) {
       failed(stride) || failed(padding) || failed(dilation) ||
       failed(transposed) || failed(outputPadding) || failed(groups))
     return failure();
+  // (Fewer spatial dims than one, or more than three, reach the op's
+  // verifier; fewer than none would count them from below zero.)
+  if (type->getRank() < 2)
+    return ctx.fail("convolution needs a result with batch and channel dims; the "
+                    "recorded one has rank " + std::to_string(type->getRank()));
   size_t spatial = type->getRank() - 2;
   Type element = type->getElementType();
   Value b = *bias ? ctx.convert(*bias, element) : Value();
