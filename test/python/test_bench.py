@@ -177,7 +177,18 @@ def test_report_geomean_and_failures():
     assert math.isclose(report.thunder_targets(results)[0][1], 1.0)
     # Against ONNX Runtime: 10/5 and 5/20 -> sqrt(0.5).
     assert math.isclose(report.thunder_targets(results)[1][1], math.sqrt(0.5))
+    # The lowest model against ONNX Runtime: b, at 0.25x, under the 0.9x floor.
+    lowest = report.thunder_targets(results)[-1]
+    assert lowest[0] == "lowest model over ONNX Runtime" and math.isclose(lowest[1], 0.25)
+    # No throughput cases: no throughput targets.
+    assert all(t[1] is None for t in report.thunder_targets(results, kind="throughput batch"))
     text = report.markdown(results)
+    assert "| over ONNX Runtime | >= 1.1x | 0.71x | **no** (2 models)" in text
+    assert "| lowest model over ONNX Runtime | >= 0.9x | 0.25x | **no** (2 models)" in text
+    assert "Instruction sets" not in text  # results written before they were recorded
+    env.update(isa=["AVX2", "FMA"], fma_peak_gflops=204.6)
+    assert ("- Instruction sets: AVX2, FMA (no AVX-512); measured fp32 FMA peak 205 GFLOP/s "
+            "on 2 threads" in report.markdown(results))
     assert "| c |" in text and "FAIL [1]" in text
     assert "1. thunder.ImportError: aten.foo" in text
     assert "**1.00x** (2 of 3)" in text

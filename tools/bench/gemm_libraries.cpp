@@ -19,6 +19,7 @@
 //
 // With -march=x86-64-v3 the Thunder column is its AVX2 path (oneDNN and OpenBLAS pick
 // their kernels at run time either way).
+#include "fma_peak.h"
 #include "thunder_cpu_gemm.h"
 
 #include <cblas.h>
@@ -36,10 +37,6 @@
 #include <string>
 #include <vector>
 
-#if defined(__AVX512F__) || defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
 namespace {
 
 /// With --cpu-time: the process's CPU time divided by the thread count (on a machine
@@ -55,74 +52,6 @@ double now() {
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-/// The FMA peak in GFLOP/s on `threads` threads: independent FMA chains on the widest
-/// vectors this unit is compiled for.
-double fmaPeak(int threads, long iters, int rounds) {
-  double best = 0;
-  for (int round = 0; round < rounds; ++round) {
-    double t0 = now();
-    double sink = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
-    {
-#if defined(__AVX512F__)
-      __m512 acc[16];
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i)
-        acc[i] = _mm512_set1_ps(0.001f * i);
-      const __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.0001f);
-      for (long it = 0; it < iters; ++it) {
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; ++i)
-          acc[i] = _mm512_fmadd_ps(acc[i], x, y);
-      }
-#pragma GCC unroll 16
-      for (int i = 1; i < 16; ++i)
-        acc[0] = _mm512_add_ps(acc[0], acc[i]);
-      sink += _mm512_reduce_add_ps(acc[0]);
-      constexpr int lanes = 16;
-#elif defined(__AVX2__)
-      __m256 acc[12];
-#pragma GCC unroll 16
-      for (int i = 0; i < 12; ++i)
-        acc[i] = _mm256_set1_ps(0.001f * i);
-      const __m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(0.0001f);
-      for (long it = 0; it < iters; ++it) {
-#pragma GCC unroll 16
-        for (int i = 0; i < 12; ++i)
-          acc[i] = _mm256_fmadd_ps(acc[i], x, y);
-      }
-      float out[8];
-#pragma GCC unroll 16
-      for (int i = 1; i < 12; ++i)
-        acc[0] = _mm256_add_ps(acc[0], acc[i]);
-      _mm256_storeu_ps(out, acc[0]);
-      sink += out[0];
-      constexpr int lanes = 8;
-#else
-      float acc[8] = {};
-      for (long it = 0; it < iters / 8; ++it)
-        for (int i = 0; i < 8; ++i)
-          acc[i] = acc[i] * 0.999f + 0.0001f;
-      sink += acc[0];
-      constexpr int lanes = 1;
-#endif
-      (void)lanes;
-    }
-    double t = now() - t0;
-#if defined(__AVX512F__)
-    double flops = 2.0 * 16 * 16 * iters * threads;
-#elif defined(__AVX2__)
-    double flops = 2.0 * 8 * 12 * iters * threads;
-#else
-    double flops = 2.0 * 8 * (iters / 8) * threads;
-#endif
-    if (sink == 12345.0)
-      std::printf(" ");
-    best = std::max(best, flops / t / 1e9);
-  }
-  return best;
 }
 
 struct Shape {
@@ -177,7 +106,7 @@ int main(int argc, char **argv) {
                argc > 5 ? argv[5] : "-"}};
   else
     std::printf("# Thunder GEMM path: %s; threads: %d; measured FMA peak: %.1f GFLOP/s\n",
-                thunder_gemm::kIsa, threads, fmaPeak(threads, 20000000, 5));
+                thunder_gemm::kIsa, threads, fmaPeak(threads, 20000000, 5, now));
   if (!one)
     std::printf("| m x n x k | layer | Thunder (prepacked) | oneDNN dnnl_sgemm | OpenBLAS | "
               "Thunder %% of peak (same round) |\n|---|---|---|---|---|---|\n");
@@ -211,7 +140,7 @@ int main(int argc, char **argv) {
       if (enabled[lib])
         runs[lib](); // warm up (oneDNN's JIT, the packing buffers)
     for (int round = 0; round < (quick ? 3 : 5); ++round) {
-      double roundPeak = fmaPeak(threads, 1000000, 2);
+      double roundPeak = fmaPeak(threads, 1000000, 2, now);
       for (int lib = 0; lib < 3; ++lib) {
         if (!enabled[lib])
           continue;

@@ -75,18 +75,24 @@ def compile_seconds(case: dict, name: str) -> tuple[float | None, str]:
     return None, ""
 
 
-def thunder_targets(results: dict, thunder: str = THUNDER) -> list[tuple[str, float | None,
-                                                                         float, int]]:
-    """(what, geomean, target, models) for the issue's targets at batch 1: `thunder`'s
-    speedup over eager, ONNX Runtime and AOTInductor, over the models where both ran."""
-    ones = [c for c in results["cases"] if c["batch"] == 1]
+def thunder_targets(results: dict, thunder: str = THUNDER,
+                    kind: str = "batch 1") -> list[tuple[str, float | None, float, int]]:
+    """(what, value, target, models) for issue 16's end-to-end targets over the cases of
+    `kind` ("batch 1" or "throughput batch"): the geomean of `thunder`'s speedup over
+    eager, over ONNX Runtime and over each other compiled contender that ran, over the
+    models where both ran, and its lowest speedup over ONNX Runtime on any one model."""
+    cases = [c for c in results["cases"] if batch_kind(c) == kind]
+    others = [c for c in results["contenders"]
+              if c not in ("eager", "onnxruntime", THUNDER, "thunder-rt", THUNDER_RUN)]
     out = []
-    for what, over, target in [("over eager", "eager", 1.2),
-                               ("over ONNX Runtime", "onnxruntime", 1.0),
-                               ("over AOTInductor", "aotinductor", 1.0)]:
-        values = [speedup(c, thunder, over) for c in ones]
-        values = [v for v in values if v]
+    for what, over, target in ([("over eager", "eager", 1.2),
+                                ("over ONNX Runtime", "onnxruntime", 1.1)] +
+                               [(f"over {LABELS[o]}", o, 1.0) for o in others]):
+        values = [v for v in (speedup(c, thunder, over) for c in cases) if v]
         out.append((what, geomean(values), target, len(values)))
+    lowest = [v for v in (speedup(c, thunder, "onnxruntime") for c in cases) if v]
+    out.append(("lowest model over ONNX Runtime", min(lowest) if lowest else None, 0.9,
+                len(lowest)))
     return out
 
 
@@ -132,6 +138,20 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
             ["| " + " | ".join(r) + " |" for r in rows])
 
 
+def _isa_lines(env: dict) -> list[str]:
+    """The header's line on the instruction sets and the measured FMA peak (absent in
+    results written before they were recorded)."""
+    if "isa" not in env:
+        return []
+    isa = ", ".join(env["isa"]) or "none of AVX2, FMA, AVX-512, AMX"
+    if env["isa"] and "AVX-512F" not in env["isa"]:
+        isa += " (no AVX-512)"
+    peak = env.get("fma_peak_gflops")
+    peak = (f"; measured fp32 FMA peak {peak:.0f} GFLOP/s on {env['threads']} threads "
+            f"(`tools/bench/fma_peak.cpp`)" if peak else "")
+    return [f"- Instruction sets: {isa}{peak}."]
+
+
 def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1) -> str:
     """The report. images: chart name -> path to link (relative to the markdown)."""
     env, cases, notes = results["environment"], results["cases"], _Notes()
@@ -146,6 +166,7 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
         f"- Machine: {env['cpu']}" + (f" ({env['hypervisor']} guest)" if env.get("hypervisor")
                                       else "") +
         f", {env['cpus_usable']} CPUs usable, {env['memory_gib']} GiB; {env['os']}.",
+        *_isa_lines(env),
         f"- Software: Thunder {commit}{' (with local changes)' if env.get('thunder_dirty') else ''}"
         f", Python {env['python']}, {versions}.",
         f"- Settings: fp32, target {env['target']}, {env['size']} sizes; every contender on "
@@ -188,10 +209,12 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
     if images and images.get("speedup"):
         lines += [f"![speedup over eager]({images['speedup']})", ""]
 
-    targets = thunder_targets(results)
-    if any(t[1] for t in targets):
-        lines += [f"{h}# Thunder's targets (CPU, batch 1, geomean over the models)", ""]
-        runtime = thunder_targets(results, "thunder-rt")
+    for kind in kinds(results):
+        targets = thunder_targets(results, THUNDER, kind)
+        if not any(t[1] for t in targets):
+            continue
+        lines += [f"{h}# Thunder's targets (CPU, {kind}, geomean over the models)", ""]
+        runtime = thunder_targets(results, "thunder-rt", kind)
         body = []
         for (what, g, target, n), (_, g_rt, _, n_rt) in zip(targets, runtime):
             met = "-" if g is None else ("yes" if g >= target else "**no**") + f" ({n} models)"

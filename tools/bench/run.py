@@ -167,6 +167,42 @@ def check_target(target: str) -> None:
                  "Run it on a machine with a GPU, or drop --target cuda.")
 
 
+#: The /proc/cpuinfo flags that decide which kernels a CPU can run, as the report names them.
+ISA_FLAGS = {"avx2": "AVX2", "fma": "FMA", "avx512f": "AVX-512F", "avx512bw": "AVX-512BW",
+             "avx512vl": "AVX-512VL", "avx512_vnni": "AVX-512-VNNI",
+             "avx512_bf16": "AVX-512-BF16", "amx_tile": "AMX"}
+
+
+def instruction_sets() -> list[str]:
+    """The instruction sets of ISA_FLAGS this machine has (first CPU's flags)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return [name for flag, name in ISA_FLAGS.items() if flag in flags]
+    except OSError:
+        pass
+    return []
+
+
+def fma_peak(threads: int) -> float | None:
+    """The measured fp32 FMA peak in GFLOP/s on `threads` threads (tools/bench/fma_peak.cpp,
+    compiled for this machine), or None when it cannot be built or run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = pathlib.Path(tmp) / "fma_peak"
+        try:
+            subprocess.run(["c++", "-O2", "-march=native", "-fopenmp",
+                            str(ROOT / "tools" / "bench" / "fma_peak.cpp"), "-o", str(binary)],
+                           check=True, capture_output=True, timeout=120)
+            out = subprocess.run([str(binary), str(threads)], check=True, capture_output=True,
+                                 text=True, timeout=120)
+            return float(out.stdout.split()[0])
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+            print(f"bench: the FMA peak was not measured ({e})", file=sys.stderr)
+            return None
+
+
 def environment(args) -> dict:
     """What the numbers depend on: the machine, the versions, the settings."""
     def version(package):
@@ -202,6 +238,8 @@ def environment(args) -> dict:
         "hypervisor": lscpu("Hypervisor vendor"),
         "cpus_usable": len(os.sched_getaffinity(0)),
         "memory_gib": round(mem_kb / 2**20, 1),
+        "isa": instruction_sets(),
+        "fma_peak_gflops": None if args.quick else fma_peak(args.threads),
         "os": platform.platform(),
         "python": platform.python_version(),
         "versions": {p: version(p) for p in ["torch", "onnxruntime", "onnx", "onnxscript",
