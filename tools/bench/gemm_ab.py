@@ -17,11 +17,16 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm.h"
+#: Included by HEADER: inlined into each variant, so that it is renamed with it.
+API_HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm_api.h"
+API_INCLUDE = '#include "thunder_cpu_gemm_api.h"'
 
 
-def renamed(text: str, name: str) -> str:
+def renamed(text: str, api: str, name: str) -> str:
+    text = text.replace(API_INCLUDE, api)
     return (text.replace("namespace thunder_gemm", f"namespace {name}")
             .replace("thunder_gemm::", f"{name}::")
+            .replace("THUNDER_CPU_GEMM_API_H", f"THUNDER_GEMM_AB_API_{name}")
             .replace("THUNDER_CPU_GEMM_H", f"THUNDER_GEMM_AB_{name}"))
 
 
@@ -36,13 +41,16 @@ def main() -> int:
                              "[n, k] (nt, nn.Linear's layout) or [k, n] (nn), packed per call")
     parser.add_argument("shape", nargs="*", type=int, help="M N K: only this shape")
     args = parser.parse_args()
-    before = subprocess.run(["git", "show", f"{args.before}:{HEADER}"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    after = (ROOT / HEADER).read_text()
+    def show(path: str) -> str:
+        return subprocess.run(["git", "show", f"{args.before}:{path}"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout
+
+    before = renamed(show(HEADER), show(API_HEADER), "before")
+    after = renamed((ROOT / HEADER).read_text(), (ROOT / API_HEADER).read_text(), "after")
     with tempfile.TemporaryDirectory(prefix="gemm-ab-") as tmp:
         work = pathlib.Path(tmp)
         (work / "variants.h").write_text(
-            renamed(before, "before") + "\n" + renamed(after, "after") +
+            before + "\n" + after +
             "\n#define VARIANTS V(before) V(after)\n")
         env = dict(os.environ)
         if args.threads:
