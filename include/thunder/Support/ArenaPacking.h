@@ -16,6 +16,15 @@
 // at any one step, which no packing can beat). The tightest packing wins; on
 // DNN schedules it is within a few percent of the bound.
 //
+// In a generated library, packTensors is compiled once, in a unit of its own
+// (kernels/thunder_arena_packing.cpp, which defines THUNDER_ARENA_ENTRY empty
+// for an out-of-line definition) that is cached like a kernel; the host unit
+// defines THUNDER_ARENA_APART and sees only its declaration. Compiling the
+// packer in every dynamic-shape model's host unit took 1.3 s at -O1. The
+// namespace is thunder_arena (thunder::arena names it), which a
+// multi-architecture library renames per instruction set like the support
+// headers' namespaces, so that no variant's code is merged into another's.
+//
 //===----------------------------------------------------------------------===//
 #ifndef THUNDER_SUPPORT_ARENAPACKING_H
 #define THUNDER_SUPPORT_ARENAPACKING_H
@@ -26,7 +35,11 @@
 #include <utility>
 #include <vector>
 
-namespace thunder::arena {
+#ifndef THUNDER_ARENA_ENTRY
+#define THUNDER_ARENA_ENTRY inline
+#endif
+
+namespace thunder_arena {
 
 /// A tensor to place: `bytes` long, live from step `first` to step `last`
 /// (both inclusive; the kernel at `first` writes it, the kernel at `last` is
@@ -47,6 +60,12 @@ struct Tensor {
   int64_t reuses = -1;
 };
 
+#ifdef THUNDER_ARENA_APART
+/// Defined in the library's kernels/thunder_arena_packing.cpp (below when
+/// not apart).
+std::vector<uint64_t> packTensors(const std::vector<Tensor> &tensors, uint64_t alignment,
+                                  uint64_t *total, uint64_t *bound = nullptr);
+#else
 /// `value` rounded up to a multiple of `alignment` (0 and 1: unchanged).
 inline uint64_t alignUp(uint64_t value, uint64_t alignment) {
   if (alignment <= 1)
@@ -361,9 +380,9 @@ inline std::vector<Interval> buffersOf(const std::vector<Tensor> &tensors,
 /// buffer (and so one offset), the buffers are packed with pack(). `*total`
 /// is the arena size and `*bound` (when not null) the lower bound of the
 /// buffers.
-inline std::vector<uint64_t> packTensors(const std::vector<Tensor> &tensors,
-                                         uint64_t alignment, uint64_t *total,
-                                         uint64_t *bound = nullptr) {
+THUNDER_ARENA_ENTRY std::vector<uint64_t> packTensors(const std::vector<Tensor> &tensors,
+                                                      uint64_t alignment, uint64_t *total,
+                                                      uint64_t *bound = nullptr) {
   std::vector<size_t> bufferOf;
   std::vector<Interval> buffers = buffersOf(tensors, &bufferOf);
   std::vector<uint64_t> bufferOffsets = pack(buffers, alignment, total);
@@ -375,6 +394,12 @@ inline std::vector<uint64_t> packTensors(const std::vector<Tensor> &tensors,
   return offsets;
 }
 
-} // namespace thunder::arena
+#endif // THUNDER_ARENA_APART
+
+} // namespace thunder_arena
+
+namespace thunder {
+namespace arena = ::thunder_arena;
+} // namespace thunder
 
 #endif // THUNDER_SUPPORT_ARENAPACKING_H
