@@ -316,6 +316,10 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
     // Both cache lines of the B row kPrefetchRows ahead (B streams from L2
     // or L3 on the first row panel of a tile).
+    // Both cache lines of the B row ahead: the first half-panel pass is the
+    // one that streams B from memory, and a prefetch of its own line only
+    // left the other half's line to the hardware (a weight that does not fit
+    // in cache, m = 16-32: 1.13-1.26x; gemm_ab.py, docs/performance.md).
     _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 16
@@ -362,6 +366,7 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   for (i64 p = 0; p < kc; ++p) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
     _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       __m256 av = _mm256_broadcast_ss(a + i);
