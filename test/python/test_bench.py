@@ -151,6 +151,16 @@ def test_interleaved_rotates_and_times_every_contender():
     samples = measure.interleaved(fns, {"a": 1, "b": 2, "c": 1}, rounds=3)
     assert calls == ["a", "b", "b", "c", "b", "b", "c", "a", "c", "a", "b", "b"]
     assert all(len(s) == 3 and min(s) >= 0 for s in samples.values())
+    # Each contender follows each other equally often over the design's rounds.
+    for n in (2, 3, 4, 5, 9):
+        rounds = 2 * n if n % 2 else n
+        follows = {}
+        for r in range(rounds):
+            order = measure.balanced_order(n, r)
+            assert sorted(order) == list(range(n))
+            for a, b in zip(order, order[1:]):
+                follows[a, b] = follows.get((a, b), 0) + 1
+        assert len(set(follows.values())) == 1 and len(follows) == n * (n - 1), n
     stats = measure.summarize([3.0, 1.0, 2.0, 10.0])
     assert stats["median_ms"] == 2.5 and stats["min_ms"] == 1.0 and stats["max_ms"] == 10.0
 

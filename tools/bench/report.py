@@ -175,8 +175,9 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
         f"OMP_WAIT_POLICY={env['omp_wait_policy']}; under torch.no_grad.",
         f"- Method: per case, one process loads every contender and checks its outputs "
         f"against eager; then {env['warmup']} warm-up calls each and {env['rounds']} rounds "
-        f"in which every contender runs once in an order that rotates each round (a sample "
-        f"repeats the call until it lasts at least {env['min_sample_ms']:g} ms). Median and "
+        f"in which every contender runs once, in an order that changes each round so that "
+        f"each follows each other equally often (a sample repeats the call until it lasts "
+        f"at least {env['min_sample_ms']:g} ms). Median and "
         f"interquartile range of the samples; speedup = eager's median / the contender's.",
         f"- Command: `{env['command']}` ({env.get('wall_s', 0) / 60:.0f} min).",
         ""]
