@@ -19,8 +19,10 @@ inline double fmaPeak(int threads, long iters, int rounds, double (*now)()) {
   for (int round = 0; round < rounds; ++round) {
     double t0 = now();
     double sink = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    int ran = 0; // the threads OpenMP granted (OMP_THREAD_LIMIT may cap them)
+#pragma omp parallel num_threads(threads) reduction(+ : sink, ran)
     {
+      ran += 1;
 #if defined(__AVX512F__)
       __m512 acc[16];
 #pragma GCC unroll 16
@@ -67,11 +69,11 @@ inline double fmaPeak(int threads, long iters, int rounds, double (*now)()) {
     }
     double t = now() - t0;
 #if defined(__AVX512F__)
-    double flops = 2.0 * 16 * 16 * iters * threads;
+    double flops = 2.0 * 16 * 16 * iters * ran;
 #elif defined(__AVX2__)
-    double flops = 2.0 * 8 * 12 * iters * threads;
+    double flops = 2.0 * 8 * 12 * iters * ran;
 #else
-    double flops = 2.0 * 8 * (iters / 8) * threads;
+    double flops = 2.0 * 8 * (iters / 8) * ran;
 #endif
     if (sink == 12345.0)
       std::printf(" ");

@@ -45,7 +45,8 @@ def main() -> int:
         return subprocess.run(["git", "show", f"{args.before}:{path}"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout
 
-    before = renamed(show(HEADER), show(API_HEADER), "before")
+    old = show(HEADER)  # (revisions before the API header's split do not include it)
+    before = renamed(old, show(API_HEADER) if API_INCLUDE in old else "", "before")
     after = renamed((ROOT / HEADER).read_text(), (ROOT / API_HEADER).read_text(), "after")
     with tempfile.TemporaryDirectory(prefix="gemm-ab-") as tmp:
         work = pathlib.Path(tmp)

@@ -93,13 +93,19 @@ def balanced_order(n: int, r: int) -> list[int]:
 
 
 def interleaved(fns: dict[str, Callable[[], object]], inner: dict[str, int], rounds: int,
-                sync: Callable[[], None] = lambda: None) -> dict[str, list[float]]:
+                sync: Callable[[], None] = lambda: None,
+                settle_s: float = 0.05) -> dict[str, list[float]]:
     """Times every callable once per round, in an order that changes each round
     (balanced_order), so that a slow phase of the machine falls on every contender alike.
     Each sample is the mean of `inner[name]` back-to-back calls, in ms."""
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
+        if r:
+            # Between rounds the last contender of one would always precede the first of
+            # the next (the design balances the pairs within a round): a pause lets the
+            # threads of the one before stop spinning.
+            time.sleep(settle_s)
         for name in (names[i] for i in balanced_order(len(names), r)):
             fn, n = fns[name], inner[name]
             sync()

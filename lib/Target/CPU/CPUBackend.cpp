@@ -244,13 +244,27 @@ void Emitter::emitPlacements(llvm::raw_ostream &os) {
 }
 
 /// The instruction sets of a multi-architecture build (`--cpu=x86-64-v3,x86-64-v4`),
-/// lowest first; one element for a plain -march.
+/// lowest first whatever order they were given in (the x86-64 levels by level, any
+/// other -march after them as given); one element for a plain -march. Lowest first
+/// matters twice: the library requires the first one's features, and its objects are
+/// linked first, so the copies of shared library code the linker keeps (std::
+/// templates) are the lowest level's, which every variant can run.
 static SmallVector<std::string> cpuVariants(llvm::StringRef cpu) {
   SmallVector<llvm::StringRef> parts;
   cpu.split(parts, ',', -1, false);
   SmallVector<std::string> result;
   for (llvm::StringRef p : parts)
     result.push_back(p.trim().str());
+  auto level = [](llvm::StringRef arch) {
+    if (arch == "x86-64")
+      return 1;
+    if (arch.consume_front("x86-64-v") && arch.size() == 1 && arch[0] >= '2' && arch[0] <= '4')
+      return arch[0] - '0';
+    return 9;
+  };
+  llvm::stable_sort(result, [&](const std::string &a, const std::string &b) {
+    return level(a) < level(b);
+  });
   return result;
 }
 
@@ -981,8 +995,11 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
       step.object = objectPath(buildDir, unit, custom ? "" : suffix);
       step.argv = {"c++"};
       llvm::append_range(step.argv, custom ? unitFlags(options, arch, false) : flags);
-      std::vector<std::string> renames = kernel ? std::vector<std::string>()
-                                                : partitionFlags(options);
+      // (The arena packer names none of a partition's symbols: one object
+      // serves every partition, and the prebuilt one serves them.)
+      std::vector<std::string> renames = kernel || isKernelUnit(unit)
+                                             ? std::vector<std::string>()
+                                             : partitionFlags(options);
       llvm::append_range(step.argv, renames);
       step.argv.push_back("-O" + std::to_string(level));
       const Precompiled *pch = llvm::find_if(precompiled, [&](const Precompiled &p) {

@@ -316,10 +316,6 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
     // Both cache lines of the B row kPrefetchRows ahead (B streams from L2
     // or L3 on the first row panel of a tile).
-    // Both cache lines of the B row ahead: the first half-panel pass is the
-    // one that streams B from memory, and a prefetch of its own line only
-    // left the other half's line to the hardware (a weight that does not fit
-    // in cache, m = 16-32: 1.13-1.26x; gemm_ab.py, docs/performance.md).
     _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 16
@@ -365,6 +361,11 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   }
   for (i64 p = 0; p < kc; ++p) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    // Both cache lines of the B row ahead: the first half-panel pass is the
+    // one that streams B from memory, and a prefetch of its own line only
+    // left the other half's line to the hardware (a weight that does not fit
+    // in cache, m = 16-32: 1.13-1.26x; gemm_ab.py, docs/performance.md). (The
+    // second pass's second prefetch is a line it will not read.)
     _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 8
