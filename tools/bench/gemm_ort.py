@@ -83,6 +83,10 @@ def main() -> None:
             times.append((clock() - t0) / reps)
         times.sort()
         print(f"| {m} x {n} x {k} | {what} | {flops / times[len(times) // 2] / 1e9:.1f} |", flush=True)
+        # The session's threads go before the other binaries run: spinning, they took a
+        # core from them (Thunder read 80-170 GFLOP/s at a steady 80% of the peak
+        # measured in its own rounds).
+        del binding, s, a, c
         for binary in args.binaries:
             row = subprocess.run([binary, *(["--cpu-time"] if args.cpu_time else []), "--shape", str(m), str(n), str(k), what], env=env,
                                  capture_output=True, text=True, check=True).stdout.strip()
