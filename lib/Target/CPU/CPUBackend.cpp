@@ -988,18 +988,18 @@ std::vector<UnitCompile> CPUBackend::compileUnits(const EmittedSources &sources,
       bool custom = isCustomUnit(unit);
       if (custom && arch != variants.front())
         continue;
-      // (The arena packer runs once per set of sizes: host code.)
-      bool kernel = (isKernelUnit(unit) && unit != cpu::kArenaUnit) || custom;
-      int level = kernel ? kernelLevel : hostLevel;
+      bool kernel = isKernelUnit(unit) || custom;
+      // (The arena packer, a kernels/ unit for its caching, runs once per set
+      // of sizes: host code.)
+      int level = kernel && unit != cpu::kArenaUnit ? kernelLevel : hostLevel;
       UnitCompile step;
       step.object = objectPath(buildDir, unit, custom ? "" : suffix);
       step.argv = {"c++"};
       llvm::append_range(step.argv, custom ? unitFlags(options, arch, false) : flags);
-      // (The arena packer names none of a partition's symbols: one object
+      // (A kernels/ unit names none of a partition's symbols: one object
       // serves every partition, and the prebuilt one serves them.)
-      std::vector<std::string> renames = kernel || isKernelUnit(unit)
-                                             ? std::vector<std::string>()
-                                             : partitionFlags(options);
+      std::vector<std::string> renames = kernel ? std::vector<std::string>()
+                                                : partitionFlags(options);
       llvm::append_range(step.argv, renames);
       step.argv.push_back("-O" + std::to_string(level));
       const Precompiled *pch = llvm::find_if(precompiled, [&](const Precompiled &p) {
