@@ -16,7 +16,7 @@
 // AVX2+FMA: MR x 16 with 2 ymm per row (MR <= 6), run on each half of a
 // 32-column panel; otherwise a portable loop nest the compiler vectorizes.
 // A is packed per (MC x KC) block into panels of at most MR rows (k-major,
-// balanced: panel_rows).
+// balanced: Panels).
 //
 // Compiled once per library: with THUNDER_GEMM_APART set (thunder_cpu_base.h
 // sets it to 1 unless it is given; -DTHUNDER_GEMM_APART=0 compiles the driver
@@ -176,13 +176,19 @@ inline void pack_b_full(const float *b, i64 ldb, bool tb, i64 k, i64 n, float *o
   pack_b(b, ldb, tb, 0, k, 0, n, out, k * kNR);
 }
 
-/// Rows per A panel for a block of `mc` rows: as few panels as kMR allows,
-/// their rows balanced (16 rows: two of 8, not 14 + 2, whose 2-row kernel has
-/// too few accumulators to hide the FMA latency).
-inline int panel_rows(i64 mc) {
-  i64 panels = (mc + kMR - 1) / kMR;
-  return static_cast<int>((mc + panels - 1) / panels);
-}
+/// A block of `mc` rows of A in panels: as few as kMR allows, their rows
+/// balanced to within one, the larger panels first. 43 rows on AVX2 are three
+/// panels of 6 and five of 5, not seven of 6 and one of 1: the 1-row kernel
+/// has two accumulators, too few to hide the FMA latency, and took two
+/// thirds of a 6-row panel's time (m = 128 spent 7% of its time there).
+struct Panels {
+  i64 count, base, extra;
+  explicit Panels(i64 mc)
+      : count((mc + kMR - 1) / kMR), base(mc / count), extra(mc % count) {}
+  /// The first row of panel i, relative to the block.
+  i64 start(i64 i) const { return i * base + std::min(i, extra); }
+  int rows(i64 i) const { return static_cast<int>(base + (i < extra ? 1 : 0)); }
+};
 
 /// Calls f(std::integral_constant<int, R>{}) with R = mr, the rows of a
 /// panel (1..kMR), so that each row count runs code compiled for it; false
@@ -232,13 +238,15 @@ inline void pack_a_rows(const float *a, i64 lda, i64 kc, float *__restrict dst) 
   }
 }
 
-/// Packs op(A) rows [r0, r0 + mc), cols [p0, p0 + kc) into panels of `mrp`
-/// rows, k-major (panel i: out[i * mrp * kc + p * mr + r]); the last panel
-/// has its own row count mr <= mrp.
+/// Packs op(A) rows [r0, r0 + mc), cols [p0, p0 + kc) into the block's
+/// Panels, k-major: panel i, of mr rows from row s = start(i), at
+/// out[s * kc + p * mr + r].
 inline void pack_a(const float *a, i64 lda, bool ta, i64 r0, i64 mc, i64 p0, i64 kc,
-                   int mrp, float *out) {
-  for (i64 i0 = 0; i0 < mc; i0 += mrp) {
-    int mr = static_cast<int>(std::min<i64>(mrp, mc - i0));
+                   float *out) {
+  const Panels panels(mc);
+  for (i64 i = 0; i < panels.count; ++i) {
+    const i64 i0 = panels.start(i);
+    const int mr = panels.rows(i);
     float *dst = out + i0 * kc;
     if (ta) {
       for (i64 p = 0; p < kc; ++p) {
@@ -274,8 +282,7 @@ inline i64 row_block_rows(i64 m) {
 inline void pack_a_item(const float *a, i64 lda, bool ta, i64 m, i64 k, i64 j, float *out) {
   const i64 mc = row_block_rows(m), kblocks = (k + kKC - 1) / kKC;
   i64 r0 = j / kblocks * mc, r1 = std::min(m, r0 + mc), p0 = j % kblocks * kKC;
-  pack_a(a, lda, ta, r0, r1 - r0, p0, std::min(kKC, k - p0), panel_rows(r1 - r0),
-         out + r0 * k + p0 * (r1 - r0));
+  pack_a(a, lda, ta, r0, r1 - r0, p0, std::min(kKC, k - p0), out + r0 * k + p0 * (r1 - r0));
 }
 
 /// All of a row-major A [m, k] packed as sgemm's threads share it (m * k
@@ -755,12 +762,12 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
           pack_b(b, ldb, tb, p0, kc, (q1 - 1) * kNR, c1, bp, kc * kNR);
         for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
           i64 r1 = std::min(rows1, r0 + mc);
-          const int mrp = panel_rows(r1 - r0);
+          const Panels apanels(r1 - r0);
           const float *arows = ap;
           if (shared_a)
             arows = a_block(r0, r1, p0);
           else
-            pack_a(a, lda, ta, r0, r1 - r0, p0, kc, mrp, ap);
+            pack_a(a, lda, ta, r0, r1 - r0, p0, kc, ap);
           for (i64 q = q0; q < q1; ++q) {
             i64 j0 = q * kNR;
             const float *bq;
@@ -774,8 +781,9 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             else
               bq = b + p0 * ldb + j0, bs = ldb;
             int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
-            for (i64 i0 = r0; i0 < r1; i0 += mrp) {
-              int mr = static_cast<int>(std::min<i64>(mrp, r1 - i0));
+            for (i64 i = 0; i < apanels.count; ++i) {
+              const i64 i0 = r0 + apanels.start(i);
+              const int mr = apanels.rows(i);
               ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
                            nv, first, beta, first && row_bias ? row_bias + i0 : nullptr);
               if (last)
