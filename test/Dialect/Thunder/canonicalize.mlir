@@ -322,3 +322,57 @@ func.func @no_fold_convert_dynamic() -> tensor<?xf16> {
   %d = thunder.convert %c : tensor<4xf32> -> tensor<?xf16>
   return %d : tensor<?xf16>
 }
+
+// -----
+
+// Powers by small constants become what ATen computes for them; other
+// exponents, integer powers and non-constant exponents stay.
+// CHECK-LABEL: func.func @pow_small_constants
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[E:.+]]: tensor<4xf32>, %[[I:.+]]: tensor<4xi32>, %[[D:.+]]: tensor<?xf32>)
+func.func @pow_small_constants(%x: tensor<4xf32>, %e: tensor<4xf32>, %i: tensor<4xi32>,
+                               %d: tensor<?xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>,
+        tensor<?xf32>) {
+  %c1 = thunder.constant dense<1.0> : tensor<4xf32>
+  %c2 = thunder.constant dense<2.0> : tensor<4xf32>
+  %c3 = thunder.constant dense<3.0> : tensor<4xf32>
+  %ch = thunder.constant dense<0.5> : tensor<4xf32>
+  %cmh = thunder.constant dense<-0.5> : tensor<4xf32>
+  %cm1 = thunder.constant dense<-1.0> : tensor<4xf32>
+  %cm2 = thunder.constant dense<-2.0> : tensor<4xf32>
+  %c4 = thunder.constant dense<4.0> : tensor<4xf32>
+  %i2 = thunder.constant dense<2> : tensor<4xi32>
+  %s3 = thunder.constant dense<3.0> : tensor<f32>
+  // CHECK-DAG: %[[SQ2:.+]] = thunder.mul %[[X]], %[[X]] : tensor<4xf32>
+  // CHECK-DAG: %[[SQ3:.+]] = thunder.mul %[[X]], %[[X]] : tensor<4xf32>
+  // CHECK-DAG: %[[CUBE:.+]] = thunder.mul %[[SQ3]], %[[X]] : tensor<4xf32>
+  // CHECK-DAG: %[[SQRT:.+]] = thunder.sqrt %[[X]] : tensor<4xf32>
+  // CHECK-DAG: %[[RSQRT:.+]] = thunder.rsqrt %[[X]] : tensor<4xf32>
+  // CHECK-DAG: %[[RECIP:.+]] = thunder.reciprocal %[[X]] : tensor<4xf32>
+  // CHECK-DAG: %[[SQM2:.+]] = thunder.mul %[[X]], %[[X]] : tensor<4xf32>
+  // CHECK-DAG: %[[RECIP2:.+]] = thunder.reciprocal %[[SQM2]] : tensor<4xf32>
+  // CHECK-DAG: %[[P4:.+]] = thunder.pow %[[X]], %{{.+}} : tensor<4xf32>
+  // CHECK-DAG: %[[PE:.+]] = thunder.pow %[[X]], %[[E]] : tensor<4xf32>
+  // CHECK-DAG: %[[PI:.+]] = thunder.pow %[[I]], %{{.+}} : tensor<4xi32>
+  // CHECK-DAG: %[[DSQ:.+]] = thunder.mul %[[D]], %[[D]] : tensor<?xf32>
+  // CHECK-DAG: %[[DCUBE:.+]] = thunder.mul %[[DSQ]], %[[D]] : tensor<?xf32>
+  // CHECK: return %[[X]], %[[SQ2]], %[[CUBE]], %[[SQRT]], %[[RSQRT]], %[[RECIP]], %[[RECIP2]], %[[P4]], %[[PE]], %[[PI]], %[[DCUBE]]
+  %p1 = thunder.pow %x, %c1 : tensor<4xf32>
+  %p2 = thunder.pow %x, %c2 : tensor<4xf32>
+  %p3 = thunder.pow %x, %c3 : tensor<4xf32>
+  %ph = thunder.pow %x, %ch : tensor<4xf32>
+  %pmh = thunder.pow %x, %cmh : tensor<4xf32>
+  %pm1 = thunder.pow %x, %cm1 : tensor<4xf32>
+  %pm2 = thunder.pow %x, %cm2 : tensor<4xf32>
+  %p4 = thunder.pow %x, %c4 : tensor<4xf32>
+  %pe = thunder.pow %x, %e : tensor<4xf32>
+  %pi = thunder.pow %i, %i2 : tensor<4xi32>
+  // A dynamic shape's splat: a broadcast scalar.
+  %b3 = thunder.broadcast %s3, dims = [] : tensor<f32> -> tensor<?xf32>
+  %pd = thunder.pow %d, %b3 : tensor<?xf32>
+  return %p1, %p2, %p3, %ph, %pmh, %pm1, %pm2, %p4, %pe, %pi, %pd
+      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>,
+        tensor<?xf32>
+}

@@ -282,3 +282,62 @@ void ConvertOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<FoldConvertRoundTrip>(context);
 }
+
+//===----------------------------------------------------------------------===//
+// Pow
+//===----------------------------------------------------------------------===//
+
+/// The value of a splat float constant, directly or broadcast from a scalar
+/// (the importer's splat of a dynamic shape).
+static std::optional<double> splatFloat(Value value) {
+  if (auto broadcast = value.getDefiningOp<BroadcastOp>())
+    value = broadcast.getOperand();
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+namespace {
+/// pow(x, c) for c in {1, 2, 3, 0.5, -0.5, -1, -2} -> x, x * x, x * x * x,
+/// sqrt, rsqrt, reciprocal, reciprocal(x * x): what ATen computes for these
+/// exponents (so results match eager's), and a few multiplications instead
+/// of an exp and a log per element (GPT-2's tanh GELU has x^3).
+struct PowOfSmallConstant : OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PowOp op, PatternRewriter &rewriter) const override {
+    if (!isa<FloatType>(getElementTypeOrSelf(op.getType())))
+      return rewriter.notifyMatchFailure(op, "not a floating-point power");
+    std::optional<double> exponent = splatFloat(op.getRhs());
+    if (!exponent)
+      return rewriter.notifyMatchFailure(op, "exponent is not a splat constant");
+    Location loc = op.getLoc();
+    Value x = op.getLhs();
+    auto square = [&] { return rewriter.create<MulOp>(loc, x, x).getResult(); };
+    Value result;
+    if (*exponent == 1.0)
+      result = x;
+    else if (*exponent == 2.0)
+      result = square();
+    else if (*exponent == 3.0)
+      result = rewriter.create<MulOp>(loc, square(), x);
+    else if (*exponent == 0.5)
+      result = rewriter.create<SqrtOp>(loc, x);
+    else if (*exponent == -0.5)
+      result = rewriter.create<RsqrtOp>(loc, x);
+    else if (*exponent == -1.0)
+      result = rewriter.create<ReciprocalOp>(loc, x);
+    else if (*exponent == -2.0)
+      result = rewriter.create<ReciprocalOp>(loc, square());
+    else
+      return rewriter.notifyMatchFailure(op, "no cheaper form of this exponent");
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+} // namespace
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<PowOfSmallConstant>(context);
+}

@@ -157,7 +157,11 @@ def Thunder_MinimumOp : Thunder_BinaryOp<"minimum", Thunder_NumericTensor,
 def Thunder_RemainderOp : Thunder_BinaryOp<"remainder", Thunder_NumericTensor,
     "Python-style remainder `a - floor(a / b) * b`: the sign follows the divisor (torch.remainder).">;
 def Thunder_PowOp : Thunder_BinaryOp<"pow", Thunder_NumericTensor,
-    "`a ^ b`.">;
+    "`a ^ b`. A floating-point power by the constant 1, 2, 3, 0.5, -0.5, -1 "
+    "or -2 canonicalizes to multiplications, sqrt, rsqrt or reciprocal, as "
+    "ATen computes those powers.", [], "tensor<4x?xf32>"> {
+  let hasCanonicalizer = 1;
+}
 def Thunder_Atan2Op : Thunder_BinaryOp<"atan2", Thunder_FloatTensor,
     "`atan(a / b)` with the quadrant from the signs of both (torch.atan2).">;
 def Thunder_FmodOp : Thunder_BinaryOp<"fmod", Thunder_NumericTensor,
