@@ -159,11 +159,20 @@ FailureOr<bool> Emitter::emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os) 
   for (Operation &op : block.without_terminator())
     computeOps += !isa<ConstantOp>(op);
   // The epilogue runs per tile when every result is an element of the
-  // GEMM's output (same shape): then its element code reads rows x columns
-  // of the [rows, N] view.
+  // GEMM's output (same shape, or a static reshape of it with the same last
+  // dim, which FuseEpilogues lets a chain pass): then its element code reads
+  // rows x columns of the [rows, N] view.
   auto resultType = m.getResult().getType();
+  auto sameRows = [&](RankedTensorType t) {
+    if (t == resultType)
+      return true;
+    return t.getElementType() == resultType.getElementType() && t.hasStaticShape() &&
+           resultType.hasStaticShape() && t.getRank() >= 1 && resultType.getRank() >= 1 &&
+           t.getShape().back() == resultType.getShape().back() &&
+           t.getNumElements() == resultType.getNumElements();
+  };
   bool tiled = computeOps > 1 && llvm::all_of(fusion.getResults(), [&](Value r) {
-                 return r.getType() == resultType;
+                 return sameRows(cast<RankedTensorType>(r.getType()));
                });
   Value rhs = outside(m.getRhs());
   bool packed = packedWeights.count(rhs);

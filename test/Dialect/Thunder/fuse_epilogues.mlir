@@ -57,3 +57,78 @@ func.func @convert_and_reduction(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (
   %s = thunder.sum %m2 dims = [1] : tensor<4x16xf32> -> tensor<4xf32>
   return %c, %s : tensor<4x16xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_keeping_rows
+// CHECK:       %[[K:.+]] = thunder.fusion gemm "gemm_matmul_add_gelu_0"
+// CHECK:         thunder.matmul
+// CHECK:         thunder.add
+// CHECK-NEXT:    thunder.reshape
+// CHECK-NEXT:    %[[G:.+]] = thunder.gelu
+// CHECK-NEXT:    thunder.yield %[[G]]
+// CHECK:       %[[K2:.+]] = thunder.fusion gemm "gemm_matmul_1"
+// CHECK:         thunder.yield
+// CHECK:       %[[R:.+]] = thunder.reshape %[[K2]]
+// CHECK:       %[[K3:.+]] = thunder.fusion gemm "gemm_matmul_2"
+// CHECK:         thunder.yield
+// CHECK:       thunder.reshape %[[K3]]
+// CHECK:       return %[[K]], %[[R]]
+
+// GPT-2's Conv1D: addmm, then a view of [tokens, n] as [batch, seq, n], then
+// the GELU: the reshape keeps the rows and joins the epilogue. A reshape
+// nothing elementwise follows stays out (it would cost the epilogue a copy);
+// one that changes the last dim ends the chain.
+func.func @reshape_keeping_rows(%x: tensor<8x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>)
+    -> (tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<8x4x4xf32>) {
+  %m = thunder.matmul %x, %w : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %bb = thunder.broadcast %b, dims = [1] : tensor<16xf32> -> tensor<8x16xf32>
+  %a = thunder.add %m, %bb : tensor<8x16xf32>
+  %v = thunder.reshape %a : tensor<8x16xf32> -> tensor<2x4x16xf32>
+  %g = thunder.gelu %v : tensor<2x4x16xf32>
+  %m2 = thunder.matmul %x, %w : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %v2 = thunder.reshape %m2 : tensor<8x16xf32> -> tensor<2x4x16xf32>
+  %m3 = thunder.matmul %x, %w : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %v3 = thunder.reshape %m3 : tensor<8x16xf32> -> tensor<8x4x4xf32>
+  %r3 = thunder.relu %v3 : tensor<8x4x4xf32>
+  return %g, %v2, %r3 : tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<8x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @activation_reading_its_input_three_times
+// CHECK:       %[[K:.+]] = thunder.fusion gemm "gemm_matmul_mul_mul_etc_0"
+// CHECK:         thunder.matmul
+// CHECK-COUNT-4: thunder.mul
+// CHECK:         thunder.tanh
+// CHECK:         %[[Y:.+]] = thunder.mul
+// CHECK-NEXT:    thunder.yield %[[Y]]
+// CHECK:       %[[M:.+]] = thunder.fusion gemm "gemm_matmul_1"
+// CHECK:         thunder.matmul
+// CHECK-NEXT:    thunder.yield
+// CHECK:       thunder.relu %[[M]]
+// CHECK:       thunder.sum
+
+// GPT-2's tanh GELU, decomposed: the GEMM's result is read three times and
+// the reads converge on one value, which the epilogue computes. When they do
+// not converge (a reduction reads the relu), nothing joins.
+func.func @activation_reading_its_input_three_times(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4xf32>) {
+  %half = thunder.constant dense<0.5> : tensor<4x16xf32>
+  %one = thunder.constant dense<1.0> : tensor<4x16xf32>
+  %c = thunder.constant dense<0.0447> : tensor<4x16xf32>
+  %m = thunder.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %h = thunder.mul %m, %half : tensor<4x16xf32>
+  %sq = thunder.mul %m, %m : tensor<4x16xf32>
+  %cube = thunder.mul %sq, %m : tensor<4x16xf32>
+  %t = thunder.mul %cube, %c : tensor<4x16xf32>
+  %i = thunder.add %m, %t : tensor<4x16xf32>
+  %th = thunder.tanh %i : tensor<4x16xf32>
+  %p = thunder.add %th, %one : tensor<4x16xf32>
+  %g = thunder.mul %h, %p : tensor<4x16xf32>
+  %m2 = thunder.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %r = thunder.relu %m2 : tensor<4x16xf32>
+  %n = thunder.neg %m2 : tensor<4x16xf32>
+  %s = thunder.sum %r dims = [1] : tensor<4x16xf32> -> tensor<4xf32>
+  return %g, %n, %s : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4xf32>
+}

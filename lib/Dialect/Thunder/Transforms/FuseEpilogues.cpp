@@ -3,9 +3,12 @@
 // Each matmul and convolution becomes a `gemm`/`conv` kernel together with
 // the chain of elementwise ops that reads its result element for element:
 // bias add (with the bias broadcast read in place), activation, residual
-// add. The chain stops at the first op that is not such a reader, at a
-// result with several readers, at a dtype convert (the library writes its
-// own dtype) or where absorbing the op would create a cycle.
+// add. A GEMM's chain also passes a reshape that keeps the rows (the same
+// last dim: GPT-2's Conv1D views its addmm's [tokens, n] as [batch, seq, n]
+// before the GELU) when elementwise ops follow it. The chain stops at the
+// first op that is not such a reader, at a result with several readers, at a
+// dtype convert (the library writes its own dtype) or where absorbing the op
+// would create a cycle.
 //
 //===----------------------------------------------------------------------===//
 #include "FusionRules.h"
@@ -41,6 +44,34 @@ void absorbOperandViews(Operation *user, Operation *anchor,
   }
 }
 
+/// A reshape of a GEMM's result that keeps its rows: the last dim is the
+/// same (static), so a finished tile's rows x columns are rows x columns of
+/// the reshaped value too, element for element.
+bool keepsRows(ReshapeOp reshape) {
+  auto from = cast<RankedTensorType>(reshape.getOperand().getType());
+  auto to = cast<RankedTensorType>(reshape.getType());
+  return from.getRank() >= 1 && to.getRank() >= 1 && !from.isDynamicDim(from.getRank() - 1) &&
+         from.getShape().back() == to.getShape().back();
+}
+
+/// At most this many ops between two convergence points of an epilogue.
+constexpr size_t kMaxTrialOps = 64;
+
+/// `current` and the results of `trial` that are read outside `trial`.
+SmallVector<Value> openValues(Value current, const llvm::SetVector<Operation *> &trial) {
+  SmallVector<Value> open;
+  auto readOutside = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *u) { return !trial.contains(u); });
+  };
+  if (readOutside(current))
+    open.push_back(current);
+  for (Operation *op : trial)
+    for (Value r : op->getResults())
+      if (readOutside(r))
+        open.push_back(r);
+  return open;
+}
+
 struct ThunderFuseEpilogues
     : mlir::thunder::impl::ThunderFuseEpiloguesBase<ThunderFuseEpilogues> {
   void runOnOperation() override {
@@ -53,23 +84,61 @@ struct ThunderFuseEpilogues
       group.insert(anchor);
       Value current = anchor->getResult(0);
       Type libraryElement = cast<RankedTensorType>(current.getType()).getElementType();
-      while (true) {
-        SmallPtrSet<Operation *, 2> users(current.getUsers().begin(),
-                                          current.getUsers().end());
-        if (users.size() != 1)
+      // Grow from `current` one reader at a time, in block order, and take
+      // the ops in whenever their values converge again on one value read
+      // outside them: a chain (bias, activation, residual) converges at
+      // every op, an activation computed from several reads of its input
+      // (GPT-2's tanh GELU: x * 0.5, x * x * x, x + ...) at its last op. A
+      // reshape that keeps the rows may pass at a convergence point; it is
+      // taken in only with the elementwise ops after it (alone it would
+      // cost the epilogue a pass copying the output onto itself).
+      llvm::SetVector<Operation *> trial;
+      Type trialType = current.getType();
+      while (trial.size() < kMaxTrialOps) {
+        SmallVector<Value> open = openValues(current, trial);
+        Operation *next = nullptr;
+        for (Value v : open)
+          for (Operation *user : v.getUsers())
+            if (!trial.contains(user) &&
+                (!next || positions.of(user) < positions.of(next)))
+              next = user;
+        if (!next || next->getBlock() != &block)
           break;
-        Operation *user = *users.begin();
-        if (user->getBlock() != &block || !isElementwise(user) ||
-            user->getNumResults() != 1 ||
-            user->getResult(0).getType() != current.getType() ||
-            cast<RankedTensorType>(user->getResult(0).getType()).getElementType() !=
-                libraryElement)
+        if (auto reshape = dyn_cast<ReshapeOp>(next)) {
+          if (!isa<MatmulOp>(anchor) || open.size() != 1 ||
+              trialType != current.getType() || !keepsRows(reshape))
+            break;
+          trialType = reshape.getType();
+        } else if (!isElementwise(next) || next->getNumResults() != 1 ||
+                   next->getResult(0).getType() != trialType ||
+                   cast<RankedTensorType>(trialType).getElementType() != libraryElement) {
           break;
-        if (positions.wouldCreateCycle(group, user))
+        }
+        trial.insert(next);
+        open = openValues(current, trial);
+        if (open.size() != 1 || isa<ReshapeOp>(next) || !trial.contains(open[0].getDefiningOp()))
+          continue;
+        // Converged: take the trial in, unless that makes a cycle.
+        SmallVector<Operation *> taken(trial.begin(), trial.end());
+        sortByPosition(taken, positions);
+        size_t before = group.size();
+        bool cycle = false;
+        for (Operation *op : taken) {
+          if (positions.wouldCreateCycle(group, op)) {
+            cycle = true;
+            break;
+          }
+          group.insert(op);
+        }
+        if (cycle) {
+          while (group.size() > before)
+            group.pop_back();
           break;
-        absorbOperandViews(user, anchor, group, positions);
-        group.insert(user);
-        current = user->getResult(0);
+        }
+        for (Operation *op : taken)
+          absorbOperandViews(op, anchor, group, positions);
+        current = open[0];
+        trial.clear();
       }
       SmallVector<Operation *> ops(group.begin(), group.end());
       sortByPosition(ops, positions);
