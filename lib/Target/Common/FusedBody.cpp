@@ -10,6 +10,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -163,6 +164,46 @@ std::string BodyEmitter::computeType(Type element) {
   return "compute_t<" + ctx.storageType(element) + ">";
 }
 
+/// Splits a reshape from `in` to `out` into groups of consecutive dims with
+/// the same number of elements ({in begin, in end, out begin, out end}):
+/// constant dims grouped by their products, a size known only at run time
+/// matched with the same size on the other side, size-1 dims alone. False
+/// when the shapes do not split so.
+static bool reshapeGroups(ArrayRef<IndexExpr> in, ArrayRef<IndexExpr> out,
+                          SmallVectorImpl<std::array<size_t, 4>> &groups) {
+  auto constant = [](const IndexExpr &e) { return e.kind() == IndexExpr::Kind::Constant; };
+  size_t i = 0, o = 0;
+  while (i < in.size() || o < out.size()) {
+    size_t i0 = i, o0 = o;
+    if (o < out.size() && out[o].isConstant(1)) {
+      ++o;
+    } else if (i < in.size() && in[i].isConstant(1)) {
+      ++i;
+    } else if (i == in.size() || o == out.size()) {
+      return false;
+    } else if (!constant(in[i]) || !constant(out[o])) {
+      if (in[i] != out[o])
+        return false;
+      ++i, ++o;
+    } else {
+      int64_t pin = in[i++].value(), pout = out[o++].value();
+      while (pin != pout) {
+        if (pin < pout) {
+          if (i == in.size() || !constant(in[i]) || pin == 0)
+            return false;
+          pin *= in[i++].value();
+        } else {
+          if (o == out.size() || !constant(out[o]) || pout == 0)
+            return false;
+          pout *= out[o++].value();
+        }
+      }
+    }
+    groups.push_back({i0, i, o0, o});
+  }
+  return true;
+}
+
 FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
   Value operand = op->getOperand(0);
   SmallVector<IndexExpr, 4> in = shapeOf(operand), out = shapeOf(op->getResult(0));
@@ -203,6 +244,21 @@ FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
       .Case([&](ReshapeOp) -> FailureOr<Index> {
         // Same elements in the same order: the flat position carries over.
         result.flat = index.flat ? index.flat : linearize(index.dims, out);
+        // Where the reshape splits or merges groups of dims (a GEMM's output
+        // viewed as [batch, seq, n], a hidden dim split into heads), each
+        // group's index is recomputed from its own dims, not from the flat
+        // position: a bias read after the reshape is read at the column,
+        // not at flat % n.
+        SmallVector<std::array<size_t, 4>> groups;
+        if (index.dims.size() != out.size() || !reshapeGroups(in, out, groups))
+          return result;
+        ArrayRef<IndexExpr> dims(index.dims);
+        for (auto [i0, i1, o0, o1] : groups) {
+          IndexExpr within = linearize(dims.slice(o0, o1 - o0),
+                                       ArrayRef<IndexExpr>(out).slice(o0, o1 - o0));
+          llvm::append_range(result.dims,
+                             delinearize(within, ArrayRef<IndexExpr>(in).slice(i0, i1 - i0)));
+        }
         return result;
       })
       .Default([&](Operation *) -> FailureOr<Index> { return index; });
