@@ -56,7 +56,7 @@ def _thunder_kind(dso: str, symbol: str, library: str) -> str:
     if dso.startswith("libdnnl") or "dnnl" in symbol or dso.startswith("[JIT]"):
         return "GEMM (oneDNN and its JIT-generated kernels)"
     if dso.startswith("libopenblas") or "gemm" in symbol.lower():
-        return "GEMM (OpenBLAS)"
+        return "GEMM (Thunder's own, or OpenBLAS)"
     if dso == library:
         helper = re.search(r"thunder_cpu::(\w+)", symbol)
         if helper:
