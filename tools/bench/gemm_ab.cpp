@@ -35,9 +35,17 @@ int main(int argc, char **argv) {
   // --b=packed (default): B prepacked as a compiled model's weights are;
   // --b=nt / --b=nn: B given as is ([n, k] as nn.Linear holds it, or [k, n]),
   // packed by the GEMM per call (activations, or weights read in place).
+  // --cold: each call reads another copy of B, the copies together larger
+  // than the last-level cache, as a model's weights come from memory (a
+  // model's whole weights exceed the caches; a shape timed alone keeps its B
+  // in L3 from one call to the next).
   std::string mode = "packed";
-  if (argc > 1 && std::strncmp(argv[1], "--b=", 4) == 0) {
-    mode = argv[1] + 4;
+  bool cold = false;
+  while (argc > 1 && std::strncmp(argv[1], "--", 2) == 0) {
+    if (std::strncmp(argv[1], "--b=", 4) == 0)
+      mode = argv[1] + 4;
+    else if (std::strcmp(argv[1], "--cold") == 0)
+      cold = true;
     --argc;
     ++argv;
   }
@@ -54,7 +62,12 @@ int main(int argc, char **argv) {
 #undef V
   };
   constexpr int kVariants = sizeof(names) / sizeof(names[0]);
-  std::printf("B: %s\n\n| m x n x k |", mode.c_str());
+  if (cold && mode != "packed") {
+    std::fprintf(stderr, "--cold streams copies of a prepacked B: use it with --b=packed\n");
+    return 2;
+  }
+  std::printf("B: %s%s\n\n| m x n x k |", mode.c_str(),
+              cold ? ", cold (a copy larger than the caches per call)" : "");
   for (const char *name : names)
     std::printf(" %s GFLOP/s (median/best) |", name);
   std::printf(" %s / %s |\n|---|", names[kVariants - 1], names[0]);
@@ -74,15 +87,22 @@ int main(int argc, char **argv) {
     auto align64 = [](float *p) {
       return reinterpret_cast<float *>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
     };
+    // Copies of B per variant: one, or (--cold) enough for 128 MiB.
+    const long bfloats = std::max<long>(n * k, 1);
+    const int copies = cold ? static_cast<int>(std::clamp<long>(
+                                  (long(128) << 20) / (4 * bfloats) + 1, 2, 256))
+                            : 1;
     std::vector<std::vector<float>> storage;
     std::vector<float *> packed;
     std::vector<std::vector<float>> out(kVariants, std::vector<float>(m * n));
     std::vector<Run> runs;
 #define V(ns)                                                                              \
   {                                                                                        \
-    storage.emplace_back(ns::packed_b_floats(k, n) + 16);                                  \
-    packed.push_back(align64(storage.back().data()));                                      \
-    ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, packed.back());                        \
+    for (int copy = 0; copy < copies; ++copy) {                                            \
+      storage.emplace_back(ns::packed_b_floats(k, n) + 16);                                \
+      packed.push_back(align64(storage.back().data()));                                    \
+      ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, packed.back());                      \
+    }                                                                                      \
     runs.push_back([](const float *a, const float *p, const float *w, float *c, long m,   \
                       long n, long k) {                                                    \
       ns::matmul_f32(a, w, prepacked ? p : nullptr, c, 1, m, n, k, false, tb, true,       \
@@ -94,8 +114,9 @@ int main(int argc, char **argv) {
     double flops = 2.0 * m * n * k;
     int reps = static_cast<int>(std::clamp(1e9 / flops, 3.0, 1000.0));
     std::vector<std::vector<double>> times(kVariants);
+    std::vector<long> next(kVariants, 0);
     for (int v = 0; v < kVariants; ++v)
-      runs[v](a.data(), packed[v], w.data(), out[v].data(), m, n, k);
+      runs[v](a.data(), packed[v * copies], w.data(), out[v].data(), m, n, k);
     // The order of the variants alternates from round to round: in a fixed
     // order the same variant always ran first in a round, after the other's
     // data had taken the caches, which read as 0.94-1.18x between two
@@ -105,7 +126,8 @@ int main(int argc, char **argv) {
         const int v = round % 2 ? kVariants - 1 - i : i;
         double t0 = now();
         for (int r = 0; r < reps; ++r)
-          runs[v](a.data(), packed[v], w.data(), out[v].data(), m, n, k);
+          runs[v](a.data(), packed[v * copies + next[v]++ % copies], w.data(), out[v].data(),
+                  m, n, k);
         times[v].push_back((now() - t0) / reps);
       }
     std::printf("| %ld x %ld x %ld |", m, n, k);

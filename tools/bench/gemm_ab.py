@@ -4,7 +4,7 @@ renamed namespaces, alternating rounds), once per instruction set. What a change
 microkernels or the blocking is measured with (docs/performance.md, GEMM microbenchmark):
 
     .venv/bin/python tools/bench/gemm_ab.py [--before REV] [--march native,x86-64-v3]
-                                            [--threads N] [--b packed|nt|nn] [M N K]
+                                            [--threads N] [--b packed|nt|nn] [--cold] [M N K]
 """
 from __future__ import annotations
 
@@ -39,6 +39,10 @@ def main() -> int:
     parser.add_argument("--b", default="packed", choices=["packed", "nt", "nn"],
                         help="B prepacked (a compiled model's weights), or given as is: "
                              "[n, k] (nt, nn.Linear's layout) or [k, n] (nn), packed per call")
+    parser.add_argument("--cold", action="store_true",
+                        help="each call reads another copy of the packed B, 128 MiB in all: "
+                             "weights from memory, as a model's are (alone, a shape's B stays "
+                             "in L3 between calls)")
     parser.add_argument("shape", nargs="*", type=int, help="M N K: only this shape")
     args = parser.parse_args()
     def show(path: str) -> str:
@@ -63,7 +67,8 @@ def main() -> int:
                             str(binary)], check=True)
             print(f"\n-march={march}, before = {args.before}, after = the working tree\n",
                   flush=True)
-            subprocess.run([str(binary), f"--b={args.b}", *map(str, args.shape)], env=env,
+            subprocess.run([str(binary), f"--b={args.b}", *(["--cold"] if args.cold else []),
+                            *map(str, args.shape)], env=env,
                            check=True)
     return 0
 
