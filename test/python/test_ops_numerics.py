@@ -416,7 +416,8 @@ def attention(dtype):
 def attention_shapes(dtype):
     """The flash kernel's edges (fp32 goes through thunder_cpu_attention.h): head dims
     1, 7, 64, 80, 128 (whole, partial and several SIMD vectors), sequence lengths 1, 17
-    and 255 (partial query and key tiles, more than one of each), L < S and L > S under
+    and 255 (partial query and key tiles, more than one of each), 56 and 58 queries (the
+    register blocks' other row remainders), L < S and L > S under
     the causal mask, masks of each kind, a value head dim unlike the query's, and GQA as
     models write it (key/value heads repeated)."""
     sdpa = F.scaled_dot_product_attention
@@ -436,6 +437,11 @@ def attention_shapes(dtype):
         "e80_one_query_mask": lambda *t: sdpa(t[9], t[10], t[11], attn_mask=t[17]),
         "e128": lambda *t: sdpa(t[12], t[13], t[14]),
         "e128_scale_causal": lambda *t: sdpa(t[12], t[13], t[14], is_causal=True, scale=0.05),
+        # 58 and 56 queries: a 48-row tile (AVX2), then 10 and 8 rows, whose 6-row
+        # register blocks leave 4 and 2 (1, 3 and 5 come from 1, 255 and 17).
+        "e64_58_queries": lambda *t: sdpa(t[18], t[19], t[20]),
+        "e64_58_queries_causal": lambda *t: sdpa(t[18], t[19], t[20], is_causal=True),
+        "e64_56_queries": lambda *t: sdpa(t[21], t[22], t[23]),
     }
     mask = make((255, 255), BOOL, seed=20)
     mask[:, 0] = True  # no row fully masked (eager gives NaN there)
@@ -445,7 +451,8 @@ def attention_shapes(dtype):
     return ops, (*qkv(1, 2, 17, 255, 1, 0), *qkv(2, 3, 255, 17, 7, 3),
                  *qkv(1, 2, 255, 255, 64, 6), *qkv(2, 2, 1, 17, 80, 9),
                  *qkv(1, 2, 17, 17, 128, 12), mask, make((1, 2, 255, 255), dtype, seed=21),
-                 make((2, 1, 1, 17), dtype, seed=22))
+                 make((2, 1, 1, 17), dtype, seed=22), *qkv(1, 2, 58, 40, 64, 23),
+                 *qkv(1, 1, 56, 40, 64, 26))
 
 
 def move(dtype):

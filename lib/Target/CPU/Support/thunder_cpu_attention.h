@@ -31,16 +31,20 @@ using simd::store;
 using simd::vf;
 
 /// Rows and vectors of the microkernels' register block: 4 x 4 zmm (16
-/// accumulators of 32 registers) with AVX-512, 4 x 2 ymm (8 of 16) otherwise
-/// (xmm without AVX).
-constexpr int kRows = 4;
+/// accumulators of 32 registers) with AVX-512, 6 x 2 ymm (12 of 16)
+/// otherwise (xmm without AVX). AVX2's 4 x 2 had 8 accumulators, too few to
+/// hide the FMA latency: 6 x 2 runs ViT's attention (12 heads, 197 tokens)
+/// 1.04-1.08x faster.
 #if defined(__AVX512F__)
+constexpr int kRows = 4;
 constexpr int kVecs = 4;
-#else
-constexpr int kVecs = 2;
-#endif
-constexpr int kKeyTile = 128;  // multiple of kLanes * kVecs
 constexpr int kQueryTile = 32; // multiple of kRows
+#else
+constexpr int kRows = 6;
+constexpr int kVecs = 2;
+constexpr int kQueryTile = 48; // multiple of kRows
+#endif
+constexpr int kKeyTile = 128; // multiple of kLanes * kVecs
 
 
 /// s[r][0 .. NV*kLanes) = scale * q[r] . kt[:, col] for MR query rows (ld
@@ -128,8 +132,11 @@ template <class F> inline void blocks(int64_t rows, int64_t vecs, F &&f) {
   case 1: by_vecs<1>(vecs, [&](auto mr, auto nv, int64_t n) { f(mr, nv, r, n); }); break;
   case 2: by_vecs<2>(vecs, [&](auto mr, auto nv, int64_t n) { f(mr, nv, r, n); }); break;
   case 3: by_vecs<3>(vecs, [&](auto mr, auto nv, int64_t n) { f(mr, nv, r, n); }); break;
+  case 4: by_vecs<4>(vecs, [&](auto mr, auto nv, int64_t n) { f(mr, nv, r, n); }); break;
+  case 5: by_vecs<5>(vecs, [&](auto mr, auto nv, int64_t n) { f(mr, nv, r, n); }); break;
   default: break;
   }
+  static_assert(kRows <= 6, "blocks() handles remainders of up to 5 rows");
 }
 
 /// A per-call scratch buffer of the calling thread, kept across calls so a
