@@ -46,6 +46,10 @@ int main(int argc, char **argv) {
       mode = argv[1] + 4;
     else if (std::strcmp(argv[1], "--cold") == 0)
       cold = true;
+    else {
+      std::fprintf(stderr, "unknown option %s (--b=packed|nt|nn, --cold)\n", argv[1]);
+      return 2;
+    }
     --argc;
     ++argv;
   }
@@ -90,7 +94,7 @@ int main(int argc, char **argv) {
     // Copies of B per variant: one, or (--cold) enough for 128 MiB.
     const long bfloats = std::max<long>(n * k, 1);
     const int copies = cold ? static_cast<int>(std::clamp<long>(
-                                  (long(128) << 20) / (4 * bfloats) + 1, 2, 256))
+                                  (long(128) << 20) / (4 * bfloats) + 1, 2, 4096))
                             : 1;
     std::vector<std::vector<float>> storage;
     std::vector<float *> packed;

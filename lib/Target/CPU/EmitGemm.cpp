@@ -159,15 +159,15 @@ FailureOr<bool> Emitter::emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os) 
   for (Operation &op : block.without_terminator())
     computeOps += !isa<ConstantOp>(op);
   // The epilogue runs per tile when every result is an element of the
-  // GEMM's output (same shape, or a static reshape of it with the same last
-  // dim, which FuseEpilogues lets a chain pass): then its element code reads
-  // rows x columns of the [rows, N] view.
+  // GEMM's output (same shape, or a static reshape of it of rank 2 or more
+  // with the same last dim, which FuseEpilogues lets a chain pass): then its
+  // element code reads rows x columns of the [rows, N] view.
   auto resultType = m.getResult().getType();
   auto sameRows = [&](RankedTensorType t) {
     if (t == resultType)
       return true;
     return t.getElementType() == resultType.getElementType() && t.hasStaticShape() &&
-           resultType.hasStaticShape() && t.getRank() >= 1 && resultType.getRank() >= 1 &&
+           resultType.hasStaticShape() && t.getRank() >= 2 && resultType.getRank() >= 2 &&
            t.getShape().back() == resultType.getShape().back() &&
            t.getNumElements() == resultType.getNumElements();
   };

@@ -132,3 +132,31 @@ func.func @activation_reading_its_input_three_times(%x: tensor<4x8xf32>, %w: ten
   %s = thunder.sum %r dims = [1] : tensor<4x16xf32> -> tensor<4xf32>
   return %g, %n, %s : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_to_rank_1_and_dead_reader
+// CHECK:       %[[K:.+]] = thunder.fusion gemm "gemm_matmul_0"
+// CHECK:         thunder.matmul
+// CHECK-NEXT:    thunder.yield
+// CHECK:       %[[V:.+]] = thunder.reshape %[[K]] : tensor<1x32xf32> -> tensor<32xf32>
+// CHECK:       thunder.relu %[[V]]
+// CHECK:       %[[K2:.+]] = thunder.fusion gemm "gemm_matmul_1"
+// CHECK:         thunder.matmul
+// CHECK-NEXT:    thunder.yield
+// CHECK:       thunder.reshape %[[K2]]
+
+// A tiled epilogue iterates rows and columns: a [1, n] output viewed as [n]
+// stays out. A reshape whose only other reader is dead is not taken in alone.
+func.func @reshape_to_rank_1_and_dead_reader(%x: tensor<1x16xf32>, %w: tensor<16x32xf32>,
+                                             %y: tensor<8x16xf32>)
+    -> (tensor<32xf32>, tensor<2x4x32xf32>) {
+  %m = thunder.matmul %x, %w : (tensor<1x16xf32>, tensor<16x32xf32>) -> tensor<1x32xf32>
+  %v = thunder.reshape %m : tensor<1x32xf32> -> tensor<32xf32>
+  %r = thunder.relu %v : tensor<32xf32>
+  %m2 = thunder.matmul %y, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %v2 = thunder.reshape %m2 : tensor<8x32xf32> -> tensor<2x4x32xf32>
+  %dead = thunder.neg %v2 : tensor<2x4x32xf32>
+  %s = thunder.sum %v2 dims = [2] : tensor<2x4x32xf32> -> tensor<2x4xf32>
+  return %r, %v2 : tensor<32xf32>, tensor<2x4x32xf32>
+}

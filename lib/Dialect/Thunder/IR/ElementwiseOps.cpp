@@ -301,9 +301,13 @@ static std::optional<double> splatFloat(Value value) {
 
 namespace {
 /// pow(x, c) for c in {1, 2, 3, 0.5, -0.5, -1, -2} -> x, x * x, x * x * x,
-/// sqrt, rsqrt, reciprocal, reciprocal(x * x): what ATen computes for these
-/// exponents (so results match eager's), and a few multiplications instead
-/// of an exp and a log per element (GPT-2's tanh GELU has x^3).
+/// sqrt, rsqrt, reciprocal, reciprocal(x * x): a few multiplications instead
+/// of an exp and a log per element (GPT-2's tanh GELU has x^3). It is what
+/// ATen computes for torch.pow(tensor, scalar) in fp32, fp64 and bf16, so
+/// those match eager exactly. Where eager calls std::pow instead (fp16, or
+/// an exponent given as a tensor) results may differ by an ulp, and at the
+/// signed zeros and -inf: sqrt(-0) = -0 where pow gives +0, sqrt(-inf) = NaN
+/// where pow gives +inf.
 struct PowOfSmallConstant : OpRewritePattern<PowOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PowOp op, PatternRewriter &rewriter) const override {

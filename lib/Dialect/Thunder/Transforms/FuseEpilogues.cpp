@@ -46,11 +46,13 @@ void absorbOperandViews(Operation *user, Operation *anchor,
 
 /// A reshape of a GEMM's result that keeps its rows: the last dim is the
 /// same (static), so a finished tile's rows x columns are rows x columns of
-/// the reshaped value too, element for element.
+/// the reshaped value too, element for element. Rank 2 at least: a tiled
+/// epilogue iterates rows and columns (a [1, n] output viewed as [n] is
+/// left to a kernel of its own).
 bool keepsRows(ReshapeOp reshape) {
   auto from = cast<RankedTensorType>(reshape.getOperand().getType());
   auto to = cast<RankedTensorType>(reshape.getType());
-  return from.getRank() >= 1 && to.getRank() >= 1 && !from.isDynamicDim(from.getRank() - 1) &&
+  return from.getRank() >= 2 && to.getRank() >= 2 && !from.isDynamicDim(from.getRank() - 1) &&
          from.getShape().back() == to.getShape().back();
 }
 
@@ -116,7 +118,10 @@ struct ThunderFuseEpilogues
         }
         trial.insert(next);
         open = openValues(current, trial);
-        if (open.size() != 1 || isa<ReshapeOp>(next) || !trial.contains(open[0].getDefiningOp()))
+        // (Converging on a reshape's result would take the reshape in alone,
+        // with only dead readers of it: the next live reader decides.)
+        if (open.size() != 1 || !trial.contains(open[0].getDefiningOp()) ||
+            isa<ReshapeOp>(open[0].getDefiningOp()))
           continue;
         // Converged: take the trial in, unless that makes a cycle.
         SmallVector<Operation *> taken(trial.begin(), trial.end());

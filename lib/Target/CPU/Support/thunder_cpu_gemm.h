@@ -724,15 +724,16 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
     else
       break;
   }
+  i64 blocks_per_tile = (row_blocks + tiles_m - 1) / tiles_m;
+  tiles_m = (row_blocks + blocks_per_tile - 1) / blocks_per_tile;
   // Then, while the tiles are few, until the threads have as many each (9
   // tiles on 2 threads left one idle for a ninth of the time: m = 128,
-  // n = 3072).
-  while (tiles_m * tiles_n_of(nc_panels) % threads != 0 &&
+  // n = 3072) -- where narrower tiles cost nothing: A is shared, not packed
+  // again by every tile.
+  while (shared_a && tiles_m * tiles_n_of(nc_panels) % threads != 0 &&
          tiles_m * tiles_n_of(nc_panels) < 8 * threads && nc_panels > 1)
     nc_panels = (nc_panels + 1) / 2;
   i64 tiles_n = tiles_n_of(nc_panels);
-  i64 blocks_per_tile = (row_blocks + tiles_m - 1) / tiles_m;
-  tiles_m = (row_blocks + blocks_per_tile - 1) / blocks_per_tile;
   i64 tiles = tiles_m * tiles_n;
   int nt = static_cast<int>(std::min<i64>(threads, tiles));
   // Work per tile below this runs on one thread.

@@ -159,7 +159,8 @@ def Thunder_RemainderOp : Thunder_BinaryOp<"remainder", Thunder_NumericTensor,
 def Thunder_PowOp : Thunder_BinaryOp<"pow", Thunder_NumericTensor,
     "`a ^ b`. A floating-point power by the constant 1, 2, 3, 0.5, -0.5, -1 "
     "or -2 canonicalizes to multiplications, sqrt, rsqrt or reciprocal, as "
-    "ATen computes those powers.", [], "tensor<4x?xf32>"> {
+    "ATen computes torch.pow(tensor, scalar) in fp32, fp64 and bf16 (within "
+    "an ulp of std::pow elsewhere; sqrt(-0) is -0).", [], "tensor<4x?xf32>"> {
   let hasCanonicalizer = 1;
 }
 def Thunder_Atan2Op : Thunder_BinaryOp<"atan2", Thunder_FloatTensor,
