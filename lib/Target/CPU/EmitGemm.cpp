@@ -77,6 +77,29 @@ void writePanels(llvm::ArrayRef<char> bytes, int64_t k, int64_t n, bool tb,
   }
 }
 
+/// Whether `v` is computed from `gemm` element for element, by reshapes and
+/// elementwise ops only (each keeps the number of elements and their order,
+/// so `v` holds the GEMM output's elements however its dims are split).
+/// `seen` memoizes the answer per value (an activation reads its input
+/// several times).
+bool keepsElements(Value v, Value gemm, llvm::DenseMap<Value, bool> &seen) {
+  if (v == gemm)
+    return true;
+  if (auto it = seen.find(v); it != seen.end())
+    return it->second;
+  bool result = false;
+  Operation *op = v.getDefiningOp();
+  if (auto reshape = dyn_cast_or_null<ReshapeOp>(op))
+    result = keepsElements(reshape.getOperand(), gemm, seen);
+  else if (op && op->hasTrait<OpTrait::Elementwise>())
+    // Elementwise operands have the result's shape: one of them coming from
+    // the GEMM is enough (the others are bias views, constants, inputs).
+    result = llvm::any_of(op->getOperands(),
+                          [&](Value operand) { return keepsElements(operand, gemm, seen); });
+  seen[v] = result;
+  return result;
+}
+
 } // namespace
 
 void Emitter::findPackedWeights() {
@@ -159,21 +182,26 @@ FailureOr<bool> Emitter::emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os) 
   for (Operation &op : block.without_terminator())
     computeOps += !isa<ConstantOp>(op);
   // The epilogue runs per tile when every result is an element of the
-  // GEMM's output (same shape, or a static reshape of it of rank 2 or more
-  // with the same last dim, which FuseEpilogues lets a chain pass): then its
-  // element code reads rows x columns of the [rows, N] view.
+  // GEMM's output: the same type, or a view of it of rank 2 or more with the
+  // same static last dim that FuseEpilogues let the chain pass (a reshape,
+  // then elementwise ops: the same elements, as many, in the same order,
+  // dynamic dims included). Its element code then reads rows x columns of the
+  // [rows, N] view.
   auto resultType = m.getResult().getType();
-  auto sameRows = [&](RankedTensorType t) {
+  auto yield = cast<YieldOp>(block.getTerminator());
+  auto sameRows = [&](Value r) {
+    auto t = cast<RankedTensorType>(r.getType());
     if (t == resultType)
       return true;
-    return t.getElementType() == resultType.getElementType() && t.hasStaticShape() &&
-           resultType.hasStaticShape() && t.getRank() >= 2 && resultType.getRank() >= 2 &&
-           t.getShape().back() == resultType.getShape().back() &&
-           t.getNumElements() == resultType.getNumElements();
+    if (t.getElementType() != resultType.getElementType() || t.getRank() < 2 ||
+        resultType.getRank() < 2 || t.isDynamicDim(t.getRank() - 1) ||
+        t.getShape().back() != resultType.getShape().back())
+      return false;
+    Value v = yield.getValues()[cast<OpResult>(r).getResultNumber()];
+    llvm::DenseMap<Value, bool> seen;
+    return keepsElements(v, m.getResult(), seen);
   };
-  bool tiled = computeOps > 1 && llvm::all_of(fusion.getResults(), [&](Value r) {
-                 return sameRows(cast<RankedTensorType>(r.getType()));
-               });
+  bool tiled = computeOps > 1 && llvm::all_of(fusion.getResults(), sameRows);
   Value rhs = outside(m.getRhs());
   bool packed = packedWeights.count(rhs);
   // The GEMM writes the kernel's first result; the epilogue reads it there.

@@ -165,42 +165,60 @@ std::string BodyEmitter::computeType(Type element) {
 }
 
 /// Splits a reshape from `in` to `out` into groups of consecutive dims with
-/// the same number of elements ({in begin, in end, out begin, out end}):
-/// constant dims grouped by their products, a size known only at run time
-/// matched with the same size on the other side, size-1 dims alone. False
-/// when the shapes do not split so.
+/// the same number of elements ({in begin, in end, out begin, out end}),
+/// matched from the last dims: constant dims grouped by their products, a
+/// size known only at run time matched with the same size, size-1 dims
+/// alone. Where that stops (sizes known only at run time that differ: a
+/// GEMM's [tokens, n] viewed as [batch, seq, n]), the leading dims left on
+/// both sides form one group, which holds as many elements as the reshape's
+/// total over the groups matched. False when nothing can be matched.
 static bool reshapeGroups(ArrayRef<IndexExpr> in, ArrayRef<IndexExpr> out,
                           SmallVectorImpl<std::array<size_t, 4>> &groups) {
   auto constant = [](const IndexExpr &e) { return e.kind() == IndexExpr::Kind::Constant; };
-  size_t i = 0, o = 0;
-  while (i < in.size() || o < out.size()) {
-    size_t i0 = i, o0 = o;
-    if (o < out.size() && out[o].isConstant(1)) {
-      ++o;
-    } else if (i < in.size() && in[i].isConstant(1)) {
-      ++i;
-    } else if (i == in.size() || o == out.size()) {
-      return false;
-    } else if (!constant(in[i]) || !constant(out[o])) {
-      if (in[i] != out[o])
-        return false;
-      ++i, ++o;
+  size_t i = in.size(), o = out.size(); // dims [0, i) and [0, o) are left
+  SmallVector<std::array<size_t, 4>> reversed;
+  while (i > 0 || o > 0) {
+    size_t i1 = i, o1 = o;
+    if (o > 0 && out[o - 1].isConstant(1)) {
+      --o;
+    } else if (i > 0 && in[i - 1].isConstant(1)) {
+      --i;
+    } else if (i == 0 || o == 0) {
+      break;
+    } else if (!constant(in[i - 1]) || !constant(out[o - 1])) {
+      if (in[i - 1] != out[o - 1])
+        break;
+      --i, --o;
     } else {
-      int64_t pin = in[i++].value(), pout = out[o++].value();
-      while (pin != pout) {
-        if (pin < pout) {
-          if (i == in.size() || !constant(in[i]) || pin == 0)
-            return false;
-          pin *= in[i++].value();
-        } else {
-          if (o == out.size() || !constant(out[o]) || pout == 0)
-            return false;
-          pout *= out[o++].value();
-        }
+      int64_t pin = in[--i].value(), pout = out[--o].value();
+      bool matched = true;
+      while (matched && pin != pout) {
+        if (pin < pout && i > 0 && constant(in[i - 1]) && pin != 0)
+          pin *= in[--i].value();
+        else if (pout < pin && o > 0 && constant(out[o - 1]) && pout != 0)
+          pout *= out[--o].value();
+        else
+          matched = false;
+      }
+      if (!matched) {
+        i = i1, o = o1;
+        break;
       }
     }
-    groups.push_back({i0, i, o0, o});
+    reversed.push_back({i, i1, o, o1});
   }
+  if (i > 0 || o > 0) {
+    // The rest, as one group: both sides hold the same number of elements.
+    // (Not with a size-0 dim among several: its index would divide by 0.)
+    auto zero = [](const IndexExpr &e) { return e.isConstant(0); };
+    if (i == 0 || o == 0 || llvm::any_of(in.take_front(i), zero) ||
+        llvm::any_of(out.take_front(o), zero))
+      return false;
+    reversed.push_back({0, i, 0, o});
+  }
+  if (reversed.empty())
+    return false;
+  groups.assign(reversed.rbegin(), reversed.rend());
   return true;
 }
 
