@@ -105,7 +105,11 @@ int main(int argc, char **argv) {
     for (int copy = 0; copy < copies; ++copy) {                                            \
       storage.emplace_back(ns::packed_b_floats(k, n) + 16);                                \
       packed.push_back(align64(storage.back().data()));                                    \
-      ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, packed.back());                      \
+      if (copy == 0)                                                                       \
+        ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, packed.back());                    \
+      else                                                                                 \
+        std::copy_n(packed[packed.size() - 1 - copy], ns::packed_b_floats(k, n),           \
+                    packed.back());                                                        \
     }                                                                                      \
     runs.push_back([](const float *a, const float *p, const float *w, float *c, long m,   \
                       long n, long k) {                                                    \

@@ -96,8 +96,8 @@ struct ThunderFuseEpilogues
       // cost the epilogue a pass copying the output onto itself).
       llvm::SetVector<Operation *> trial;
       Type trialType = current.getType();
+      SmallVector<Value> open = openValues(current, trial);
       while (trial.size() < kMaxTrialOps) {
-        SmallVector<Value> open = openValues(current, trial);
         Operation *next = nullptr;
         for (Value v : open)
           for (Operation *user : v.getUsers())
@@ -144,6 +144,7 @@ struct ThunderFuseEpilogues
           absorbOperandViews(op, anchor, group, positions);
         current = open[0];
         trial.clear();
+        open = openValues(current, trial);
       }
       SmallVector<Operation *> ops(group.begin(), group.end());
       sortByPosition(ops, positions);
