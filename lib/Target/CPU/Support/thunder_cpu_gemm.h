@@ -305,14 +305,32 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 // between B rows (kNR in a packed panel; ldb for a row-major B read in
 // place, whose panel then has all kNR columns). rbias (first block only;
 // null: none): a value per row the accumulators start from (a
-// convolution's bias, whose rows are output channels).
+// convolution's bias, whose rows are output channels). ahead: lines of the
+// next B panel to prefetch meanwhile (AVX2; the others ignore it).
 //===--------------------------------------------------------------------===//
+
+/// The next B panel a microkernel call prefetches (prefetcht1) while it
+/// runs: `lines` 64-byte lines every kAheadSteps k steps, from `next` on
+/// (null: none). The driver spreads a prepacked panel's lines over the calls
+/// of the panel before it, so the panel does not arrive from memory line by
+/// line while its first row panel waits on it (m = 128 read 139-150 GFLOP/s
+/// with the weights from memory, 163-173 with them prefetched so; 1.0-1.4x
+/// at m = 1-1024; docs/performance.md).
+constexpr i64 kAheadSteps = 8;
+struct Ahead {
+  const char *next = nullptr;
+  int lines = 0;
+  /// Lines a call over kc steps prefetches.
+  i64 per_call(i64 kc) const { return (kc + kAheadSteps - 1) / kAheadSteps * lines; }
+  /// The same stream from `count` lines further on.
+  Ahead skip(i64 count) const { return next ? Ahead{next + count * 64, lines} : Ahead{}; }
+};
 
 #if defined(__AVX512F__)
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                    const float *rbias) {
+                    const float *rbias, Ahead = {}) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
@@ -359,35 +377,46 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 template <int MR>
 inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                       float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                      const float *rbias) {
+                      const float *rbias, Ahead ahead) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     acc0[i] = rbias ? _mm256_broadcast_ss(rbias + i) : _mm256_setzero_ps();
     acc1[i] = acc0[i];
   }
-  for (i64 p = 0; p < kc; ++p) {
-    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    // B in registers: left to itself, GCC folds the two loads into each
-    // row's FMAs where registers allow (1-4 rows), 2 MR loads instead of 2,
-    // which then bound the loop: 4 rows ran at 63% of the FMA peak, 95% with
-    // the loads kept apart (in L1, one thread).
-    asm("" : "+x"(b0), "+x"(b1));
-    // Both cache lines of the B row ahead: the first half-panel pass is the
-    // one that streams B from memory, and a prefetch of its own line only
-    // left the other half's line to the hardware (a weight that does not fit
-    // in cache, m = 16-32: 1.13-1.26x; gemm_ab.py, docs/performance.md). (The
-    // second pass's second prefetch is a line it will not read.)
-    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
+  // The k loop in chunks of kAheadSteps, the next panel's lines prefetched
+  // once per chunk (one prefetch in every step read 0.85-0.95x with B in
+  // cache: the loop's issue slots).
+  const i64 chunk = ahead.next ? kAheadSteps : kc;
+  const char *next = ahead.next;
+  for (i64 p0 = 0; p0 < kc; p0 += chunk) {
+    if (next)
+      for (int l = 0; l < ahead.lines; ++l, next += 64)
+        _mm_prefetch(next, _MM_HINT_T1);
+    const i64 p1 = std::min(kc, p0 + chunk);
+    for (i64 p = p0; p < p1; ++p) {
+      __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+      // B in registers: left to itself, GCC folds the two loads into each
+      // row's FMAs where registers allow (1-4 rows), 2 MR loads instead of 2,
+      // which then bound the loop: 4 rows ran at 63% of the FMA peak, 95% with
+      // the loads kept apart (in L1, one thread).
+      asm("" : "+x"(b0), "+x"(b1));
+      // Both cache lines of the B row ahead: the first half-panel pass is the
+      // one that streams B from memory, and a prefetch of its own line only
+      // left the other half's line to the hardware (a weight that does not fit
+      // in cache, m = 16-32: 1.13-1.26x; gemm_ab.py, docs/performance.md). (The
+      // second pass's second prefetch is a line it will not read.)
+      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      __m256 av = _mm256_broadcast_ss(a + i);
-      acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
-      acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+      for (int i = 0; i < MR; ++i) {
+        __m256 av = _mm256_broadcast_ss(a + i);
+        acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+        acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+      }
+      a += MR;
+      b += bs;
     }
-    a += MR;
-    b += bs;
   }
   if (nv >= 16) {
 #pragma GCC unroll 8
@@ -424,16 +453,17 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
 
 template <int MR>
 inline void ukernel(i64 kc, const float *a, const float *b, i64 bs, float *c, i64 ldc,
-                    int nv, bool first, float beta, const float *rbias) {
-  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta, rbias);
+                    int nv, bool first, float beta, const float *rbias, Ahead ahead = {}) {
+  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta, rbias, ahead);
   if (nv > 16)
-    ukernel16<MR>(kc, a, b + 16, bs, c + 16, ldc, nv - 16, first, beta, rbias);
+    ukernel16<MR>(kc, a, b + 16, bs, c + 16, ldc, nv - 16, first, beta, rbias,
+                  ahead.skip(ahead.per_call(kc)));
 }
 #else
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                    const float *rbias) {
+                    const float *rbias, Ahead = {}) {
   float acc[MR][kNR] = {};
   if (rbias)
     for (int i = 0; i < MR; ++i)
@@ -461,9 +491,9 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 /// The microkernel for `mr` rows (1..kMR).
 inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs, float *c,
                          i64 ldc, int nv, bool first, float beta,
-                         const float *rbias = nullptr) {
+                         const float *rbias = nullptr, Ahead ahead = {}) {
   with_rows(mr, [&](auto rows) {
-    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta, rbias);
+    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta, rbias, ahead);
   });
 }
 
@@ -793,11 +823,31 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             else
               bq = b + p0 * ldb + j0, bs = ldb;
             int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
+            // A prepacked B comes from memory (a model's weights do not stay
+            // in cache): the tile's first row block prefetches the next panel
+            // (or the first of the next kc block) while it runs.
+            Ahead ahead;
+            if (packed && r0 == rows0) {
+              const float *next = nullptr;
+              i64 next_kc = kc;
+              if (q + 1 < q1)
+                next = packed + ((q + 1) * k + p0) * kNR;
+              else if (!last)
+                next = packed + (q0 * k + p0 + kc) * kNR,
+                next_kc = std::min(kKC, k - p0 - kc);
+              const i64 calls = apanels.count * (nv > 16 ? 2 : 1),
+                        chunks = calls * ((kc + kAheadSteps - 1) / kAheadSteps);
+              if (next)
+                ahead = Ahead{reinterpret_cast<const char *>(next),
+                              static_cast<int>((next_kc * kNR / 16 + chunks - 1) / chunks)};
+            }
+            const i64 ahead_lines = ahead.per_call(kc) * (nv > 16 ? 2 : 1);
             for (i64 i = 0; i < apanels.count; ++i) {
               const i64 i0 = r0 + apanels.start(i);
               const int mr = apanels.rows(i);
               ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
-                           nv, first, beta, first && row_bias ? row_bias + i0 : nullptr);
+                           nv, first, beta, first && row_bias ? row_bias + i0 : nullptr,
+                           ahead.skip(i * ahead_lines));
               if (last)
                 epi(i0, i0 + mr, j0, j0 + nv);
             }
