@@ -26,8 +26,8 @@ double now() {
       .count();
 }
 
-using Run = void (*)(const float *a, const float *packed, const float *w, float *c, long m,
-                    long n, long k);
+/// One variant's GEMM; b is its B, prepacked or as given.
+using Run = void (*)(const float *a, const float *b, float *c, long m, long n, long k);
 
 } // namespace
 
@@ -35,10 +35,10 @@ int main(int argc, char **argv) {
   // --b=packed (default): B prepacked as a compiled model's weights are;
   // --b=nt / --b=nn: B given as is ([n, k] as nn.Linear holds it, or [k, n]),
   // packed by the GEMM per call (activations, or weights read in place).
-  // --cold: each call reads another copy of B, the copies together larger
-  // than the last-level cache, as a model's weights come from memory (a
-  // model's whole weights exceed the caches; a shape timed alone keeps its B
-  // in L3 from one call to the next).
+  // --cold: each call reads another copy of B (prepacked or as given), the
+  // copies together larger than the last-level cache, as a model's weights
+  // come from memory (a model's whole weights exceed the caches; a shape
+  // timed alone keeps its B in L3 from one call to the next).
   std::string mode = "packed";
   bool cold = false;
   while (argc > 1 && std::strncmp(argv[1], "--", 2) == 0) {
@@ -66,10 +66,6 @@ int main(int argc, char **argv) {
 #undef V
   };
   constexpr int kVariants = sizeof(names) / sizeof(names[0]);
-  if (cold && mode != "packed") {
-    std::fprintf(stderr, "--cold streams copies of a prepacked B: use it with --b=packed\n");
-    return 2;
-  }
   std::printf("B: %s%s\n\n| m x n x k |", mode.c_str(),
               cold ? ", cold (a copy larger than the caches per call)" : "");
   for (const char *name : names)
@@ -97,23 +93,26 @@ int main(int argc, char **argv) {
                                   (long(128) << 20) / (4 * bfloats) + 1, 2, 4096))
                             : 1;
     std::vector<std::vector<float>> storage;
+    // packed[v * copies + i]: variant v's copy i of B, prepacked (--b=packed)
+    // or as given (nt, nn).
     std::vector<float *> packed;
     std::vector<std::vector<float>> out(kVariants, std::vector<float>(m * n));
     std::vector<Run> runs;
 #define V(ns)                                                                              \
   {                                                                                        \
+    const long floats = prepacked ? ns::packed_b_floats(k, n) : n * k;                    \
     for (int copy = 0; copy < copies; ++copy) {                                            \
-      storage.emplace_back(ns::packed_b_floats(k, n) + 16);                                \
+      storage.emplace_back(floats + 16);                                                   \
       packed.push_back(align64(storage.back().data()));                                    \
-      if (copy == 0)                                                                       \
+      if (copy > 0)                                                                        \
+        std::copy_n(packed[packed.size() - 1 - copy], floats, packed.back());              \
+      else if (prepacked)                                                                  \
         ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, packed.back());                    \
       else                                                                                 \
-        std::copy_n(packed[packed.size() - 1 - copy], ns::packed_b_floats(k, n),           \
-                    packed.back());                                                        \
+        std::copy_n(w.data(), floats, packed.back());                                      \
     }                                                                                      \
-    runs.push_back([](const float *a, const float *p, const float *w, float *c, long m,   \
-                      long n, long k) {                                                    \
-      ns::matmul_f32(a, w, prepacked ? p : nullptr, c, 1, m, n, k, false, tb, true,       \
+    runs.push_back([](const float *a, const float *p, float *c, long m, long n, long k) { \
+      ns::matmul_f32(a, p, prepacked ? p : nullptr, c, 1, m, n, k, false, tb, true,       \
                      ns::NoEpilogue{});                                                    \
     });                                                                                    \
   }
@@ -124,7 +123,7 @@ int main(int argc, char **argv) {
     std::vector<std::vector<double>> times(kVariants);
     std::vector<long> next(kVariants, 0);
     for (int v = 0; v < kVariants; ++v)
-      runs[v](a.data(), packed[v * copies], w.data(), out[v].data(), m, n, k);
+      runs[v](a.data(), packed[v * copies], out[v].data(), m, n, k);
     // The order of the variants alternates from round to round: in a fixed
     // order the same variant always ran first in a round, after the other's
     // data had taken the caches, which read as 0.94-1.18x between two
@@ -134,8 +133,7 @@ int main(int argc, char **argv) {
         const int v = round % 2 ? kVariants - 1 - i : i;
         double t0 = now();
         for (int r = 0; r < reps; ++r)
-          runs[v](a.data(), packed[v * copies + next[v]++ % copies], w.data(), out[v].data(),
-                  m, n, k);
+          runs[v](a.data(), packed[v * copies + next[v]++ % copies], out[v].data(), m, n, k);
         times[v].push_back((now() - t0) / reps);
       }
     std::printf("| %ld x %ld x %ld |", m, n, k);

@@ -40,7 +40,7 @@ def main() -> int:
                         help="B prepacked (a compiled model's weights), or given as is: "
                              "[n, k] (nt, nn.Linear's layout) or [k, n] (nn), packed per call")
     parser.add_argument("--cold", action="store_true",
-                        help="each call reads another copy of the packed B, 128 MiB in all: "
+                        help="each call reads another copy of B (packed or as given), 128 MiB in all: "
                              "weights from memory, as a model's are (alone, a shape's B stays "
                              "in L3 between calls)")
     parser.add_argument("shape", nargs="*", type=int, help="M N K: only this shape")

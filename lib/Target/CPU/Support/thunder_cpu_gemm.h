@@ -309,21 +309,46 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 // next B panel to prefetch meanwhile (AVX2; the others ignore it).
 //===--------------------------------------------------------------------===//
 
-/// The next B panel a microkernel call prefetches (prefetcht1) while it
-/// runs: `lines` 64-byte lines every kAheadSteps k steps, from `next` on
-/// (null: none). The driver spreads a prepacked panel's lines over the calls
-/// of the panel before it, so the panel does not arrive from memory line by
-/// line while its first row panel waits on it (m = 128 read 139-150 GFLOP/s
-/// with the weights from memory, 163-173 with them prefetched so; 1.0-1.4x
-/// at m = 1-1024; docs/performance.md).
+/// What a microkernel call prefetches (prefetcht1) while it runs: `lines`
+/// 64-byte lines every kAheadSteps k steps, from line `pos` of a stream
+/// that starts at `base` (null: none) and is contiguous, or (row_lines > 0)
+/// made of rows of row_lines lines `stride` bytes apart. The driver spreads
+/// B's next block over the calls before it, so it does not arrive from
+/// memory line by line while the first row panel over it waits:
+///  - a prepacked panel, the next one (m = 128 read 139-150 GFLOP/s with
+///    the weights from memory, 163-173 with them prefetched so; 1.0-1.4x at
+///    m = 1-1024; docs/performance.md);
+///  - a B packed per call, the rows of its next kc block, read by the
+///    packing that follows.
 constexpr i64 kAheadSteps = 8;
+/// Up to this many rows of A, an [n, k] B packed per call is prefetched too.
+constexpr i64 kAheadTbRows = 16;
 struct Ahead {
-  const char *next = nullptr;
+  const char *base = nullptr;
+  i64 stride = 0, row_lines = 0, pos = 0;
   int lines = 0;
   /// Lines a call over kc steps prefetches.
   i64 per_call(i64 kc) const { return (kc + kAheadSteps - 1) / kAheadSteps * lines; }
   /// The same stream from `count` lines further on.
-  Ahead skip(i64 count) const { return next ? Ahead{next + count * 64, lines} : Ahead{}; }
+  Ahead skip(i64 count) const {
+    Ahead next = *this;
+    next.pos += count;
+    return next;
+  }
+  /// The first line of this call and its column in its row.
+  const char *start(i64 &col) const {
+    if (row_lines <= 0) {
+      col = 0;
+      return base + pos * 64;
+    }
+    col = pos % row_lines;
+    return base + pos / row_lines * stride + col * 64;
+  }
+  /// Spreads `total` lines over `calls` calls of kc steps each.
+  static int lines_per_chunk(i64 total, i64 calls, i64 kc) {
+    const i64 chunks = std::max<i64>(1, calls * ((kc + kAheadSteps - 1) / kAheadSteps));
+    return static_cast<int>((total + chunks - 1) / chunks);
+  }
 };
 
 #if defined(__AVX512F__)
@@ -387,12 +412,18 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   // The k loop in chunks of kAheadSteps, the next panel's lines prefetched
   // once per chunk (one prefetch in every step read 0.85-0.95x with B in
   // cache: the loop's issue slots).
-  const i64 chunk = ahead.next ? kAheadSteps : kc;
-  const char *next = ahead.next;
+  const i64 chunk = ahead.base ? kAheadSteps : kc;
+  i64 col = 0;
+  const char *next = ahead.base ? ahead.start(col) : nullptr;
+  const i64 wrap = ahead.stride - ahead.row_lines * 64;
   for (i64 p0 = 0; p0 < kc; p0 += chunk) {
     if (next)
-      for (int l = 0; l < ahead.lines; ++l, next += 64)
+      for (int l = 0; l < ahead.lines; ++l) {
         _mm_prefetch(next, _MM_HINT_T1);
+        next += 64;
+        if (++col == ahead.row_lines)
+          col = 0, next += wrap;
+      }
     const i64 p1 = std::min(kc, p0 + chunk);
     for (i64 p = p0; p < p1; ++p) {
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
@@ -802,9 +833,30 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
           pack_b(b, ldb, tb, p0, kc, c0, c1, bp, kc * kNR);
         else if (pack_last)
           pack_b(b, ldb, tb, p0, kc, (q1 - 1) * kNR, c1, bp, kc * kNR);
+        // B packed here comes from memory too (a module's weights, read in
+        // place): the last row block's calls prefetch the rows that the next
+        // kc block's packing reads, [c0, c1) x [p0 + kc, + next_kc) of B.
+        // (Spread over every row block, they took the cache from the packed
+        // block in use: 0.86-0.92x at m = 128-512.) Not for nn.Linear's
+        // [n, k] B beyond 16 rows: its next block is a line or so from each
+        // of hundreds of rows, and m = 32-128 read 0.90-0.96x with them; at
+        // m = 16, 1.16x.
+        Ahead next_block;
+        if (pack_here && !last && (!tb || rows1 - rows0 <= kAheadTbRows)) {
+          const i64 next_kc = std::min(kKC, k - p0 - kc);
+          const float *from = tb ? b + c0 * ldb + p0 + kc : b + (p0 + kc) * ldb + c0;
+          const i64 rows = tb ? c1 - c0 : next_kc, row_bytes = 4 * (tb ? next_kc : c1 - c0);
+          // One line more per row than its bytes: rows need not start on a line.
+          const i64 row_lines = (row_bytes + 63) / 64 + 1;
+          const i64 last_rows = rows1 - rows0 - (rows1 - rows0 - 1) / mc * mc;
+          const i64 calls = (q1 - q0) * Panels(last_rows).count * 2;
+          next_block = Ahead{reinterpret_cast<const char *>(from), 4 * ldb, row_lines, 0,
+                             Ahead::lines_per_chunk(rows * row_lines, calls, kc)};
+        }
         for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
           i64 r1 = std::min(rows1, r0 + mc);
           const Panels apanels(r1 - r0);
+          Ahead ahead = r1 == rows1 ? next_block : Ahead{};
           const float *arows = ap;
           if (shared_a)
             arows = a_block(r0, r1, p0);
@@ -826,28 +878,28 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             // A prepacked B comes from memory (a model's weights do not stay
             // in cache): the tile's first row block prefetches the next panel
             // (or the first of the next kc block) while it runs.
-            Ahead ahead;
-            if (packed && r0 == rows0) {
+            const int halves = nv > 16 ? 2 : 1;
+            if (packed) {
               const float *next = nullptr;
               i64 next_kc = kc;
-              if (q + 1 < q1)
+              if (r0 == rows0 && q + 1 < q1)
                 next = packed + ((q + 1) * k + p0) * kNR;
-              else if (!last)
+              else if (r0 == rows0 && !last)
                 next = packed + (q0 * k + p0 + kc) * kNR,
                 next_kc = std::min(kKC, k - p0 - kc);
-              const i64 calls = apanels.count * (nv > 16 ? 2 : 1),
-                        chunks = calls * ((kc + kAheadSteps - 1) / kAheadSteps);
+              ahead = Ahead{};
               if (next)
-                ahead = Ahead{reinterpret_cast<const char *>(next),
-                              static_cast<int>((next_kc * kNR / 16 + chunks - 1) / chunks)};
+                ahead = Ahead{reinterpret_cast<const char *>(next), 0, 0, 0,
+                              Ahead::lines_per_chunk(next_kc * kNR / 16,
+                                                     apanels.count * halves, kc)};
             }
-            const i64 ahead_lines = ahead.per_call(kc) * (nv > 16 ? 2 : 1);
             for (i64 i = 0; i < apanels.count; ++i) {
               const i64 i0 = r0 + apanels.start(i);
               const int mr = apanels.rows(i);
               ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
                            nv, first, beta, first && row_bias ? row_bias + i0 : nullptr,
-                           ahead.skip(i * ahead_lines));
+                           ahead);
+              ahead = ahead.skip(ahead.per_call(kc) * halves);
               if (last)
                 epi(i0, i0 + mr, j0, j0 + nv);
             }
