@@ -135,6 +135,9 @@ GRAPHS = {
     "broadcast": (Broadcast(), (torch.randn(2, 3), torch.randn(3)), None),
     "linear_dynamic": (Linear(), (torch.randn(2, 8),),
                        ({0: Dim("batch", min=1, max=32)},)),
+    # Static rows: 3 (the weight stays [n, k]: dot products) and 4 (packed).
+    "linear_3": (Linear(), (torch.randn(3, 8),), None),
+    "linear_4": (Linear(), (torch.randn(4, 8),), None),
     "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),
     "views": (Views(), (torch.randn(4, 8),), None),
