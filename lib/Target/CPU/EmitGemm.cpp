@@ -102,7 +102,31 @@ bool keepsElements(Value v, Value gemm, llvm::DenseMap<Value, bool> &seen) {
   return result;
 }
 
+/// Whether `fusion` is an embedding lookup alone, of the table it reads as
+/// input `index` (a kernel that EmitKernels emits as one library call, which
+/// can read the table from the GEMM's packed panels).
+bool isEmbeddingOf(FusionOp fusion, unsigned index) {
+  if (fusion.getKind() != FusionKind::DataMovement)
+    return false;
+  Block &block = fusion.getBody().front();
+  EmbeddingOp lookup;
+  for (Operation &op : block.without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue;
+    if (lookup || !isa<EmbeddingOp>(op))
+      return false;
+    lookup = cast<EmbeddingOp>(op);
+  }
+  BlockArgument arg = block.getArgument(index);
+  return lookup && lookup.getWeight() == arg && arg.hasOneUse();
+}
+
 } // namespace
+
+Value Emitter::packedTable(EmbeddingOp lookup) const {
+  Value table = outside(lookup.getWeight());
+  return packedWeights.count(table) ? table : Value();
+}
 
 void Emitter::findPackedWeights() {
   if (!options.packWeights)
@@ -117,8 +141,17 @@ void Emitter::findPackedWeights() {
     bool ok = true;
     // The most rows any of its GEMMs multiplies it with (-1: not static).
     int64_t rows = 0;
+    // Whether an embedding lookup reads it too (a tied embedding, as GPT-2's
+    // token table is its LM head): that lookup then reads rows of the table
+    // from the packed panels, so the LM head's GEMM need not pack 25-150 MB
+    // of weights on every call.
+    bool lookups = false;
     for (OpOperand &use : value.getUses()) {
       auto fusion = dyn_cast<FusionOp>(use.getOwner());
+      if (fusion && isEmbeddingOf(fusion, use.getOperandNumber())) {
+        lookups = true;
+        continue;
+      }
       MatmulOp anchor = fusion ? f32Matmul(fusion) : nullptr;
       if (!anchor) {
         ok = false;
@@ -149,7 +182,9 @@ void Emitter::findPackedWeights() {
     // (tools/bench/gemm_ab.py --cold, packed against --b=nt; equal at 4).
     if (ok && tb && *tb && rows >= 0 && rows <= kInPlaceDotRows)
       continue;
-    if (ok && tb)
+    // A lookup reads rows of the table: rows of [n, k], columns of the
+    // packed op(B) when the GEMM transposes it.
+    if (ok && tb && (!lookups || *tb))
       packedWeights[value] = *tb;
   }
 }

@@ -59,6 +59,17 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
       return constant;
     return constant + ", thunder_gemm::EpilogueRef(" + convEpilogue.str() + ")";
   };
+  if (auto lookup = dyn_cast<EmbeddingOp>(op))
+    if (Value table = packedTable(lookup)) {
+      // The table is stored as the GEMM's packed panels of its transpose
+      // (EmitGemm.cpp): a row is a column of its panel.
+      auto type = cast<RankedTensorType>(table.getType());
+      os << "  embedding_from_panels(" << name(lookup.getWeight()) << ", "
+         << type.getDimSize(0) << "LL, " << type.getDimSize(1) << "LL, "
+         << name(lookup.getIndices()) << ", " << numelExpr(lookup.getIndices()) << ", "
+         << name(lookup) << ");\n";
+      return success();
+    }
   if (codegen::emitLibraryCall(op, operands, style, convLast, os))
     return success();
   auto dims = [&](Value v) { return shape(v); };

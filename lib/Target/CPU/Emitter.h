@@ -109,6 +109,9 @@ private:
   LogicalResult emitPackedConstant(ConstantOp op, bool transposed);
   /// Constants stored packed, with the transpose_rhs of their matmuls.
   llvm::DenseMap<Value, bool> packedWeights;
+  /// The table of an embedding lookup when it is stored packed (a tied
+  /// embedding whose GEMM transposes it), else null.
+  Value packedTable(mlir::thunder::EmbeddingOp lookup) const;
   LogicalResult emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os);
   void emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os);
   /// A kernel as a call of its function (KernelUnits.cpp), the function

@@ -123,6 +123,16 @@ class ItemOutput(nn.Module):
         return x, x.sum().item()
 
 
+class TiedEmbedding(torch.nn.Module):
+    """A token table that is also the LM head (GPT-2's wte and lm_head)."""
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Embedding(64, 16)
+
+    def forward(self, ids):
+        return torch.nn.functional.linear(torch.tanh(self.table(ids)), self.table.weight)
+
+
 class Random(torch.nn.Module):
     def forward(self, x):
         return (torch.rand(x.shape[0], 4), torch.randn(3, 4, dtype=torch.float64),
@@ -138,6 +148,7 @@ GRAPHS = {
     # Static rows: 3 (the weight stays [n, k]: dot products) and 4 (packed).
     "linear_3": (Linear(), (torch.randn(3, 8),), None),
     "linear_4": (Linear(), (torch.randn(4, 8),), None),
+    "tied_embedding": (TiedEmbedding(), (torch.tensor([[3, 0, 63, 17, 17, 5, 40, 9]]),), None),
     "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),
     "views": (Views(), (torch.randn(4, 8),), None),
@@ -155,12 +166,25 @@ GRAPHS = {
 
 
 def main():
+    # export.py NAME OUT.pt2 [PREFIX]: with PREFIX, also PREFIX.inputs.npz (the
+    # example inputs by name) and PREFIX.expected.npz (eager's outputs, output_i),
+    # for thunder-run --inputs ... --check ...
     name, out = sys.argv[1], sys.argv[2]
     model, args, dynamic = GRAPHS[name]
     ep = torch.export.export(model, args, dynamic_shapes=dynamic)
     table = torch.export.default_decompositions()
     table.pop(torch.ops.aten.scaled_dot_product_attention.default, None)
     torch.export.save(ep.run_decompositions(table), out)
+    if len(sys.argv) > 3:
+        import numpy as np
+        names = [s.arg.name for s in ep.graph_signature.input_specs
+                 if s.kind.name == "USER_INPUT"]
+        np.savez(sys.argv[3] + ".inputs.npz", **{n: a.numpy() for n, a in zip(names, args)})
+        with torch.no_grad():
+            outputs = model(*args)
+        outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+        np.savez(sys.argv[3] + ".expected.npz",
+                 **{f"output_{i}": o.numpy() for i, o in enumerate(outputs)})
 
 
 if __name__ == "__main__":

@@ -191,6 +191,28 @@ void index_select(const T *in, const i64 *in_shape, int rank, int dim,
     }
 }
 
+/// An embedding lookup whose [n, k] table is stored as the GEMM's packed
+/// panels of its transpose (a table tied to an LM head): 32 rows of the table
+/// per panel, k deep, row v at panel v / 32, column v % 32. Out-of-range
+/// indices read zero, as index_select's do.
+template <class I>
+void embedding_from_panels(const float *panels, i64 n, i64 k, const I *index, i64 count,
+                           float *out) {
+  constexpr i64 kWidth = 32; // thunder_gemm::kNR
+#pragma omp parallel for if (count * k > 65536)
+  for (i64 t = 0; t < count; ++t) {
+    const i64 v = static_cast<i64>(index[t]);
+    float *dst = out + t * k;
+    if (v < 0 || v >= n) {
+      std::fill(dst, dst + k, 0.0f);
+      continue;
+    }
+    const float *src = panels + v / kWidth * k * kWidth + v % kWidth;
+    for (i64 c = 0; c < k; ++c)
+      dst[c] = src[c * kWidth];
+  }
+}
+
 template <class T, class I>
 void gather(const T *in, const i64 *in_shape, int rank, int dim, const I *index,
             const i64 *index_shape, T *out) {
