@@ -5,17 +5,23 @@
 // epilogue (bias, activation, residual add: the pointwise body of the
 // fusion) as a lambda the GEMM runs on each finished register tile, while
 // it is in L1. A weight constant that only fp32 matmuls read as their rhs
-// is packed at compile time into the GEMM's panel layout and stored in the
-// weights blob in place of its plain copy.
+// (and, for a token table tied to an LM head, embedding lookups, which then
+// read the panels) is packed at compile time into the GEMM's panel layout
+// and stored in the weights blob in place of its plain copy -- but for an
+// [n, k] weight that only ever meets up to 3 rows, which the GEMM reads
+// faster as it is.
 //
 //===----------------------------------------------------------------------===//
 #include "Emitter.h"
 
 #include "thunder/Target/Common/FusedBody.h"
 #include "thunder/Target/Common/LibraryCalls.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 #include <cstring>
 
@@ -102,6 +108,33 @@ bool keepsElements(Value v, Value gemm, llvm::DenseMap<Value, bool> &seen) {
   return result;
 }
 
+/// Whether every instruction set in `cpus` (thunder-compile's --cpu: one
+/// -march, or several for a multi-architecture library) has AVX2 and FMA,
+/// which the GEMM's dot-product path needs (THUNDER_GEMM_HAS_DOT in
+/// thunder_cpu_gemm.h): without it a weight left unpacked is packed again on
+/// every call.
+bool everyVariantHasDotPath(llvm::StringRef cpus) {
+  llvm::SmallVector<llvm::StringRef> variants;
+  cpus.split(variants, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef arch : variants) {
+    arch = arch.trim();
+    bool avx2 = false, fma = false;
+    if (arch == "native") {
+      llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+      avx2 = host.lookup("avx2");
+      fma = host.lookup("fma");
+    } else {
+      llvm::SmallVector<llvm::StringRef> features;
+      llvm::X86::getFeaturesForCPU(arch, features);
+      avx2 = llvm::is_contained(features, "avx2");
+      fma = llvm::is_contained(features, "fma");
+    }
+    if (!avx2 || !fma)
+      return false;
+  }
+  return !variants.empty();
+}
+
 /// Whether `fusion` is an embedding lookup alone, of the table it reads as
 /// input `index` (a kernel that EmitKernels emits as one library call, which
 /// can read the table from the GEMM's packed panels).
@@ -131,6 +164,7 @@ Value Emitter::packedTable(EmbeddingOp lookup) const {
 void Emitter::findPackedWeights() {
   if (!options.packWeights)
     return;
+  const bool dotPath = everyVariantHasDotPath(options.cpu);
   for (auto constant : func.getBody().front().getOps<ConstantOp>()) {
     Value value = constant.getResult();
     auto type = cast<RankedTensorType>(value.getType());
@@ -167,11 +201,13 @@ void Emitter::findPackedWeights() {
           break;
         }
         tb = m.getTransposeRhs();
+        // Rows: every dim of the lhs but its last (the contraction).
         auto lhs = cast<RankedTensorType>(m.getLhs().getType());
         if (rows >= 0)
           rows = m.getTransposeLhs() || !lhs.hasStaticShape()
                      ? -1
-                     : std::max(rows, lhs.getNumElements() / lhs.getShape().back());
+                     : std::max(rows, mlir::ShapedType::getNumElements(
+                                          lhs.getShape().drop_back()));
       }
       if (!ok)
         break;
@@ -180,7 +216,8 @@ void Emitter::findPackedWeights() {
     // GEMM then reads it in place as dot products, each row once and in
     // order, 1.0-1.5x the packed kernel's speed up to 3 rows from memory
     // (tools/bench/gemm_ab.py --cold, packed against --b=nt; equal at 4).
-    if (ok && tb && *tb && rows >= 0 && rows <= kInPlaceDotRows)
+    // Only where every variant has that path (AVX2 + FMA, AVX-512).
+    if (ok && tb && *tb && rows >= 0 && rows <= kInPlaceDotRows && dotPath)
       continue;
     // A lookup reads rows of the table: rows of [n, k], columns of the
     // packed op(B) when the GEMM transposes it.

@@ -145,9 +145,11 @@ GRAPHS = {
     "broadcast": (Broadcast(), (torch.randn(2, 3), torch.randn(3)), None),
     "linear_dynamic": (Linear(), (torch.randn(2, 8),),
                        ({0: Dim("batch", min=1, max=32)},)),
-    # Static rows: 3 (the weight stays [n, k]: dot products) and 4 (packed).
-    "linear_3": (Linear(), (torch.randn(3, 8),), None),
-    "linear_4": (Linear(), (torch.randn(4, 8),), None),
+    # Static rows, counted over every dim but the last: 1 x 3 (the weight stays
+    # [n, k]: dot products) and 2 x 2 (packed); and an empty contraction.
+    "linear_3": (Linear(), (torch.randn(1, 3, 8),), None),
+    "linear_4": (Linear(), (torch.randn(2, 2, 8),), None),
+    "linear_k0": (nn.Sequential(nn.Linear(0, 4), nn.ReLU()), (torch.randn(2, 0),), None),
     "tied_embedding": (TiedEmbedding(), (torch.tensor([[3, 0, 63, 17, 17, 5, 40, 9]]),), None),
     "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),

@@ -305,14 +305,15 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 // between B rows (kNR in a packed panel; ldb for a row-major B read in
 // place, whose panel then has all kNR columns). rbias (first block only;
 // null: none): a value per row the accumulators start from (a
-// convolution's bias, whose rows are output channels). ahead: lines of the
-// next B panel to prefetch meanwhile (AVX2; the others ignore it).
+// convolution's bias, whose rows are output channels). ahead: lines of B's
+// next block to prefetch meanwhile (AVX2; the others ignore it).
 //===--------------------------------------------------------------------===//
 
 /// What a microkernel call prefetches (prefetcht1) while it runs: `lines`
-/// 64-byte lines every kAheadSteps k steps, from line `pos` of a stream
-/// that starts at `base` (null: none) and is contiguous, or (row_lines > 0)
-/// made of rows of row_lines lines `stride` bytes apart. The driver spreads
+/// 64-byte lines every kAheadSteps k steps, from line `pos` of a stream of
+/// `end` lines that starts at `base` (null: none) and is contiguous, or
+/// (row_lines > 0) made of rows of row_lines lines `stride` bytes apart. The
+/// driver spreads
 /// B's next block over the calls before it, so it does not arrive from
 /// memory line by line while the first row panel over it waits:
 ///  - a prepacked panel, the next one (m = 128 read 139-150 GFLOP/s with
@@ -325,7 +326,7 @@ constexpr i64 kAheadSteps = 8;
 constexpr i64 kAheadTbRows = 16;
 struct Ahead {
   const char *base = nullptr;
-  i64 stride = 0, row_lines = 0, pos = 0;
+  i64 stride = 0, row_lines = 0, pos = 0, end = 0;
   int lines = 0;
   /// Lines a call over kc steps prefetches.
   i64 per_call(i64 kc) const { return (kc + kAheadSteps - 1) / kAheadSteps * lines; }
@@ -335,8 +336,11 @@ struct Ahead {
     next.pos += count;
     return next;
   }
-  /// The first line of this call and its column in its row.
+  /// The first line of this call and its column in its row; null past the
+  /// stream's end.
   const char *start(i64 &col) const {
+    if (!base || pos >= end)
+      return nullptr;
     if (row_lines <= 0) {
       col = 0;
       return base + pos * 64;
@@ -412,13 +416,14 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   // The k loop in chunks of kAheadSteps, the next panel's lines prefetched
   // once per chunk (one prefetch in every step read 0.85-0.95x with B in
   // cache: the loop's issue slots).
-  const i64 chunk = ahead.base ? kAheadSteps : kc;
   i64 col = 0;
-  const char *next = ahead.base ? ahead.start(col) : nullptr;
+  const char *next = ahead.start(col);
+  const i64 chunk = next ? kAheadSteps : kc;
   const i64 wrap = ahead.stride - ahead.row_lines * 64;
+  i64 left = ahead.end - ahead.pos;
   for (i64 p0 = 0; p0 < kc; p0 += chunk) {
     if (next)
-      for (int l = 0; l < ahead.lines; ++l) {
+      for (int l = 0; l < ahead.lines && left > 0; ++l, --left) {
         _mm_prefetch(next, _MM_HINT_T1);
         next += 64;
         if (++col == ahead.row_lines)
@@ -851,6 +856,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
           const i64 last_rows = rows1 - rows0 - (rows1 - rows0 - 1) / mc * mc;
           const i64 calls = (q1 - q0) * Panels(last_rows).count * 2;
           next_block = Ahead{reinterpret_cast<const char *>(from), 4 * ldb, row_lines, 0,
+                             rows * row_lines,
                              Ahead::lines_per_chunk(rows * row_lines, calls, kc)};
         }
         for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
@@ -876,8 +882,10 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
               bq = b + p0 * ldb + j0, bs = ldb;
             int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
             // A prepacked B comes from memory (a model's weights do not stay
-            // in cache): the tile's first row block prefetches the next panel
-            // (or the first of the next kc block) while it runs.
+            // in cache): the tile's first row block, whose calls stream it,
+            // prefetches the next panel (or the first of the next kc block).
+            // (Over prepacked B a tile is one row block, so that is every
+            // row block: none finds B in L2 after another.)
             const int halves = nv > 16 ? 2 : 1;
             if (packed) {
               const float *next = nullptr;
@@ -890,6 +898,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
               ahead = Ahead{};
               if (next)
                 ahead = Ahead{reinterpret_cast<const char *>(next), 0, 0, 0,
+                              next_kc * kNR / 16,
                               Ahead::lines_per_chunk(next_kc * kNR / 16,
                                                      apanels.count * halves, kc)};
             }
