@@ -930,10 +930,11 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     keep_module=False: the CompiledModule lets go of the module after its first compile
     (it can then not compile other signatures), keeping only the tensors the library
     reads; drop your own reference too and the weights it does not read are freed.
-    pack_weights=True (cpu): fp32 weights that only feed matrix products are stored in
-    the GEMM's packed layout, as thunder-compile does by default: faster GEMMs at 8 to
-    ~256 rows (docs/performance.md), at the cost of a packed copy beside the module's
-    tensors. The default (False) reads them in place: no second copy.
+    pack_weights=True (cpu): fp32 weights that only feed matrix products (and a token
+    table tied to the LM head) are stored in the GEMM's packed layout, as thunder-compile
+    does by default: faster GEMMs at 8 to ~256 rows (docs/performance.md), at the cost of
+    a packed copy beside the module's tensors. The default (False) reads them in place:
+    no second copy.
 
     Calls: `cm(x, out=y)` writes the outputs into the caller's tensors (one tensor, or a
     sequence in the model's output order, contiguous, with the outputs' dtypes and

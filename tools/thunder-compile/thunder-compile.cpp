@@ -100,10 +100,11 @@ static cl::opt<bool> externalWeights(
     cl::init(false), cl::cat(category));
 static cl::opt<bool> packWeights(
     "pack-weights",
-    cl::desc("CPU: store fp32 weights that only feed matrix products in the "
-             "GEMM's packed layout (default; the fastest; an [n, k] weight that "
-             "only ever meets up to 3 rows stays as it is, read faster as dot "
-             "products). --pack-weights=false "
+    cl::desc("CPU: store fp32 weights that only feed matrix products (and a "
+             "token table tied to the LM head) in the GEMM's packed layout "
+             "(default; the fastest; an [n, k] weight that only ever meets up "
+             "to 3 rows stays as it is, read faster as dot products). "
+             "--pack-weights=false "
              "keeps them as the model has them, so an application that loads "
              "the library with its own tensors (thunder_model_load_with_weights) "
              "shares them instead of holding a packed copy"),

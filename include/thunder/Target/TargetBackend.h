@@ -51,9 +51,10 @@ struct TargetOptions {
   /// Write the weights to NAME.safetensors beside the library (memory-mapped
   /// at load) instead of embedding them in it.
   bool externalWeights = false;
-  /// CPU: store fp32 weights that only feed GEMMs in the GEMM's packed panel
-  /// layout (the fastest to read, but for an [n, k] weight that only meets up
-  /// to 3 rows: that one stays as it is). Off: they stay as the model has them, so a
+  /// CPU: store fp32 weights that only feed GEMMs (or embedding lookups too:
+  /// a tied token table) in the GEMM's packed panel layout (the fastest to
+  /// read, but for an [n, k] weight that only meets up to 3 rows: that one
+  /// stays as it is). Off: they stay as the model has them, so a
   /// library loaded with the caller's tensors (thunder_model_load_with_weights)
   /// reads them in place instead of holding a second, packed copy.
   bool packWeights = true;
