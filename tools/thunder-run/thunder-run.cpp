@@ -532,7 +532,7 @@ void bench(const thunder_model *model, const Options &options,
   std::atomic<bool> go{false};
   std::vector<thunder_tensor> in = raw(inputs);
   Clock::time_point start, end;
-  std::vector<Clock::time_point> finished(threads);
+  std::vector<Clock::time_point> began(threads), finished(threads);
 
   auto worker = [&](size_t t) {
     std::vector<HostTensor> outputs = allocateOutputs(model, inputs);
@@ -550,6 +550,7 @@ void bench(const thunder_model *model, const Options &options,
     ++ready;
     while (!go.load())
       std::this_thread::yield();
+    began[t] = Clock::now();
     for (int64_t i = 0; ok && i < options.bench; ++i) {
       Clock::time_point before = Clock::now();
       ok = run() == THUNDER_OK;
@@ -561,15 +562,24 @@ void bench(const thunder_model *model, const Options &options,
     thunder_context_free(context);
   };
 
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t)
-    pool.emplace_back(worker, t);
-  while (ready.load() < threads)
-    std::this_thread::yield();
-  start = Clock::now();
-  go = true;
-  for (std::thread &thread : pool)
-    thread.join();
+  if (threads == 1) {
+    // On this thread: it already has an OpenMP team (the load and --check ran
+    // here), and a second thread would get a team of its own, the first
+    // one's workers idle beside it -- spinning, under OMP_WAIT_POLICY=active
+    // (Llama at batch 1 took 476 ms instead of 256).
+    go = true;
+    worker(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t)
+      pool.emplace_back(worker, t);
+    while (ready.load() < threads)
+      std::this_thread::yield();
+    go = true;
+    for (std::thread &thread : pool)
+      thread.join();
+  }
+  start = *std::min_element(began.begin(), began.end());
   end = *std::max_element(finished.begin(), finished.end());
   for (const std::string &error : errors)
     if (!error.empty())

@@ -179,6 +179,14 @@ TEST_F(RuntimeThunderRun, BenchWithThreads) {
   EXPECT_TRUE(contains(result.output, "runs/s"));
 }
 
+TEST_F(RuntimeThunderRun, BenchOnOneThread) {
+  // One thread runs on thunder-run's own (its OpenMP team already exists).
+  Result result = thunderRun("--dim s0=8 --bench 5 --warmup 1");
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "bench: 5 runs x 1 thread after 1 warmup runs each: median "));
+  EXPECT_TRUE(contains(result.output, "runs/s"));
+}
+
 TEST_F(RuntimeThunderRun, Errors) {
   Result result = thunderRun("", std::string(THUNDER_TEST_MODELS_DIR) + "/libnope.so");
   EXPECT_EQ(result.exitCode, 1);
