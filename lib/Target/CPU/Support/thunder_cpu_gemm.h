@@ -843,9 +843,10 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
         // kc block's packing reads, [c0, c1) x [p0 + kc, + next_kc) of B.
         // (Spread over every row block, they took the cache from the packed
         // block in use: 0.86-0.92x at m = 128-512.) Not for nn.Linear's
-        // [n, k] B beyond 16 rows: its next block is a line or so from each
-        // of hundreds of rows, and m = 32-128 read 0.90-0.96x with them; at
-        // m = 16, 1.16x.
+        // [n, k] B beyond 16 rows: m = 32-128 read 0.90-0.96x with them (why
+        // was not found: its next block is about 17 lines from each of up to
+        // 512 rows, and a [k, n] B's, which gains, about as many from each of
+        // 256); at m = 16, 1.16x.
         Ahead next_block;
         if (pack_here && !last && (!tb || rows1 - rows0 <= kAheadTbRows)) {
           const i64 next_kc = std::min(kKC, k - p0 - kc);
