@@ -93,9 +93,9 @@ int main(int argc, char **argv) {
                                   (long(128) << 20) / (4 * bfloats) + 1, 2, 4096))
                             : 1;
     std::vector<std::vector<float>> storage;
-    // packed[v * copies + i]: variant v's copy i of B, prepacked (--b=packed)
+    // bcopy[v * copies + i]: variant v's copy i of B, prepacked (--b=packed)
     // or as given (nt, nn).
-    std::vector<float *> packed;
+    std::vector<float *> bcopy;
     std::vector<std::vector<float>> out(kVariants, std::vector<float>(m * n));
     std::vector<Run> runs;
 #define V(ns)                                                                              \
@@ -103,13 +103,13 @@ int main(int argc, char **argv) {
     const long floats = prepacked ? ns::packed_b_floats(k, n) : n * k;                    \
     for (int copy = 0; copy < copies; ++copy) {                                            \
       storage.emplace_back(floats + 16);                                                   \
-      packed.push_back(align64(storage.back().data()));                                    \
+      bcopy.push_back(align64(storage.back().data()));                                     \
       if (copy > 0)                                                                        \
-        std::copy_n(packed[packed.size() - 1 - copy], floats, packed.back());              \
+        std::copy_n(bcopy[bcopy.size() - 1 - copy], floats, bcopy.back());                 \
       else if (prepacked)                                                                  \
-        ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, packed.back());                    \
+        ns::pack_b_full(w.data(), tb ? k : n, tb, k, n, bcopy.back());                     \
       else                                                                                 \
-        std::copy_n(w.data(), floats, packed.back());                                      \
+        std::copy_n(w.data(), floats, bcopy.back());                                       \
     }                                                                                      \
     runs.push_back([](const float *a, const float *p, float *c, long m, long n, long k) { \
       ns::matmul_f32(a, p, prepacked ? p : nullptr, c, 1, m, n, k, false, tb, true,       \
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     std::vector<std::vector<double>> times(kVariants);
     std::vector<long> next(kVariants, 0);
     for (int v = 0; v < kVariants; ++v)
-      runs[v](a.data(), packed[v * copies], out[v].data(), m, n, k);
+      runs[v](a.data(), bcopy[v * copies], out[v].data(), m, n, k);
     // The order of the variants alternates from round to round: in a fixed
     // order the same variant always ran first in a round, after the other's
     // data had taken the caches, which read as 0.94-1.18x between two
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
         const int v = round % 2 ? kVariants - 1 - i : i;
         double t0 = now();
         for (int r = 0; r < reps; ++r)
-          runs[v](a.data(), packed[v * copies + next[v]++ % copies], out[v].data(), m, n, k);
+          runs[v](a.data(), bcopy[v * copies + next[v]++ % copies], out[v].data(), m, n, k);
         times[v].push_back((now() - t0) / reps);
       }
     std::printf("| %ld x %ld x %ld |", m, n, k);

@@ -313,9 +313,9 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 /// 64-byte lines every kAheadSteps k steps, from line `pos` of a stream of
 /// `end` lines that starts at `base` (null: none) and is contiguous, or
 /// (row_lines > 0) made of rows of row_lines lines `stride` bytes apart. The
-/// driver spreads
-/// B's next block over the calls before it, so it does not arrive from
-/// memory line by line while the first row panel over it waits:
+/// driver spreads B's next block over the calls before it (spread), so it
+/// does not arrive from memory line by line while the first row panel over
+/// it waits:
 ///  - a prepacked panel, the next one (m = 128 read 139-150 GFLOP/s with
 ///    the weights from memory, 163-173 with them prefetched so; 1.0-1.4x at
 ///    m = 1-1024; docs/performance.md);
@@ -348,10 +348,13 @@ struct Ahead {
     col = pos % row_lines;
     return base + pos / row_lines * stride + col * 64;
   }
-  /// Spreads `total` lines over `calls` calls of kc steps each.
-  static int lines_per_chunk(i64 total, i64 calls, i64 kc) {
+  /// The stream of `total` lines from `base` spread over `calls` calls of
+  /// kc steps each.
+  static Ahead spread(const float *base, i64 stride, i64 row_lines, i64 total, i64 calls,
+                      i64 kc) {
     const i64 chunks = std::max<i64>(1, calls * ((kc + kAheadSteps - 1) / kAheadSteps));
-    return static_cast<int>((total + chunks - 1) / chunks);
+    return {reinterpret_cast<const char *>(base), stride, row_lines, 0, total,
+            static_cast<int>((total + chunks - 1) / chunks)};
   }
 };
 
@@ -856,9 +859,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
           const i64 row_lines = (row_bytes + 63) / 64 + 1;
           const i64 last_rows = rows1 - rows0 - (rows1 - rows0 - 1) / mc * mc;
           const i64 calls = (q1 - q0) * Panels(last_rows).count * 2;
-          next_block = Ahead{reinterpret_cast<const char *>(from), 4 * ldb, row_lines, 0,
-                             rows * row_lines,
-                             Ahead::lines_per_chunk(rows * row_lines, calls, kc)};
+          next_block = Ahead::spread(from, 4 * ldb, row_lines, rows * row_lines, calls, kc);
         }
         for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
           i64 r1 = std::min(rows1, r0 + mc);
@@ -896,12 +897,10 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
               else if (r0 == rows0 && !last)
                 next = packed + (q0 * k + p0 + kc) * kNR,
                 next_kc = std::min(kKC, k - p0 - kc);
-              ahead = Ahead{};
-              if (next)
-                ahead = Ahead{reinterpret_cast<const char *>(next), 0, 0, 0,
-                              next_kc * kNR / 16,
-                              Ahead::lines_per_chunk(next_kc * kNR / 16,
-                                                     apanels.count * halves, kc)};
+              // The next panel's lines: next_kc rows of kNR floats.
+              ahead = next ? Ahead::spread(next, 0, 0, next_kc * kNR / 16,
+                                           apanels.count * halves, kc)
+                           : Ahead{};
             }
             for (i64 i = 0; i < apanels.count; ++i) {
               const i64 i0 = r0 + apanels.start(i);
