@@ -77,10 +77,25 @@ constexpr i64 kMaxTilePanels = 32;
 /// At most this many column panels per tile when the tile packs B itself
 /// (kKC x 16 x kNR floats: 512 KiB, in L2 while the row blocks run over it).
 constexpr i64 kMaxPackedPanels = 16;
-/// Up to this many rows of A, a row-major B that was not packed at compile
-/// time is read in place (measured: 1.3-1.5x packing it per call at m <= 4;
-/// from m = 8 its strided rows cost more than the packing).
-constexpr i64 kInPlaceRows = 4;
+/// A row-major ([k, n]) B that was not packed at compile time (GPT-2's
+/// Conv1D weights, read in place from the module) is read in place by the
+/// microkernel, its panels strided by ldb, up to kInPlaceRows rows of A, and
+/// up to kInPlaceUnaliasedRows where its rows are not a multiple of 4 KiB
+/// apart (rows that are fall into the same few cache sets, and a panel's 256
+/// rows thrash L2 for every row panel that reads them). Measured on AVX2
+/// against packing it per call (tools/bench/gemm_ab.py --cold --b nn,
+/// 2026-12-05): 1.4-1.9x at m = 8, 1.3-1.6x at m = 16, 1.0-1.4x at m = 32,
+/// 1.0-1.2x at m = 64-128 for ldb = 768, 1000 or 2304, but 0.8x at m = 64-128
+/// for ldb = 3072 or 4096; from m = 256, 0.95-1.15x. (Not measured with
+/// AVX-512, which keeps the bound measured before: 4 rows, 1.3-1.5x.)
+#if defined(__AVX512F__)
+constexpr i64 kInPlaceRows = 4, kInPlaceUnaliasedRows = 4;
+#else
+constexpr i64 kInPlaceRows = 32, kInPlaceUnaliasedRows = 128;
+#endif
+inline bool reads_b_in_place(i64 m, i64 ldb) {
+  return m <= kInPlaceRows || (m <= kInPlaceUnaliasedRows && ldb % 1024 != 0);
+}
 /// Up to this many floats of A (4 MiB), sgemm packs A once per call into a
 /// buffer all threads read, instead of once per tile (a tile repacks its
 /// rows for every column block: m = 128 spent 10-20% of its time there).
@@ -764,11 +779,12 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   const i64 mc = row_block_rows(m), row_blocks = (m + mc - 1) / mc;
   i64 panels = (n + kNR - 1) / kNR;
   i64 kblocks = (k + kKC - 1) / kKC;
-  // B not packed at compile time: a row-major B feeding a few rows is read
-  // in place (each element is used once per kc block, from registers:
-  // packing would only copy it); otherwise each tile packs its block of B
-  // once per kc block and runs all its row blocks over it.
-  const bool in_place = !packed && !tb && m <= kInPlaceRows;
+  // B not packed at compile time: a row-major B feeding up to 32-128 rows
+  // is read in place (packing would copy it, in a pass that waits on memory,
+  // for too few rows to pay for it: reads_b_in_place); otherwise each tile
+  // packs its block of B once per kc block and runs all its row blocks over
+  // it.
+  const bool in_place = !packed && !tb && reads_b_in_place(m, ldb);
   const bool pack_here = !packed && !in_place;
   // A is packed once per call, by all threads, when it is small enough to
   // share; else each tile packs its rows once per kc block.
