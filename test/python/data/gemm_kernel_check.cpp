@@ -176,6 +176,11 @@ int main() {
     for (i64 n : {1000, 1024})
       check(m, n, 300, m == 33, false, false, static_cast<int>(m % 10), m == 128 ? 0.5f : 0.0f,
             2);
+  // Read in place by few rows, the next panel prefetched (kInPlaceAheadRows):
+  // several panels and kc blocks, rows starting on a line (n = 1024) or not.
+  for (i64 m : {5, 8, 9, 16, 17})
+    for (i64 n : {1000, 1024})
+      check(m, n, 600, false, false, false, static_cast<int>(m % 10), m == 9 ? 0.5f : 0.0f, 2);
   for (int threads : {1, 2})
     for (bool tb : {false, true})
       check(700, 200, 300, false, tb, false, tb ? 2 : 7, threads == 1 ? 0.5f : 0.0f,

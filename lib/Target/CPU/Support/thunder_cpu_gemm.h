@@ -82,16 +82,23 @@ constexpr i64 kMaxPackedPanels = 16;
 /// microkernel, its panels strided by ldb, up to kInPlaceRows rows of A, and
 /// up to kInPlaceUnaliasedRows where its rows are not a multiple of 4 KiB
 /// apart (rows that are fall into the same few cache sets, and a panel's 256
-/// rows thrash L2 for every row panel that reads them). Measured on AVX2
-/// against packing it per call (tools/bench/gemm_ab.py --cold --b nn,
-/// 2026-12-05): 1.4-1.9x at m = 8, 1.3-1.6x at m = 16, 1.0-1.4x at m = 32,
-/// 1.0-1.2x at m = 64-128 for ldb = 768, 1000 or 2304, but 0.8x at m = 64-128
-/// for ldb = 3072 or 4096; from m = 256, 0.95-1.15x. (Not measured with
-/// AVX-512, which keeps the bound measured before: 4 rows, 1.3-1.5x.)
-#if defined(__AVX512F__)
-constexpr i64 kInPlaceRows = 4, kInPlaceUnaliasedRows = 4;
-#else
+/// rows thrash L2 for every row panel that reads them). Measured against
+/// packing it per call (tools/bench/gemm_ab.py --cold --b nn, 2026-12-05),
+/// AVX2: 1.4-1.9x at m = 8, 1.3-1.6x at m = 16, 1.0-1.4x at m = 32, 1.0-1.2x
+/// at m = 64-128 for ldb = 768, 1000 or 2304, but 0.8x at m = 64-128 for
+/// ldb = 3072 or 4096; from m = 256, 0.95-1.15x. AVX-512 (Zen 4, with the
+/// next panel prefetched below): 1.3-1.6x at m = 4-16, 1.15x at m = 32,
+/// 1.05-1.15x at m = 64-128, 0.98-1.0x at m = 128 for ldb = 3072.
 constexpr i64 kInPlaceRows = 32, kInPlaceUnaliasedRows = 128;
+/// Up to this many rows of A, a B read in place is streamed once per row
+/// panel or two, and the tile's first row block prefetches the next panel's
+/// lines as it runs (Ahead, as for prepacked weights): AVX-512 1.3-1.6x at
+/// m = 4-16, AVX2 1.1-1.4x at m = 4-8 (against 0.94-1.03x at m = 12-24,
+/// where B is read by more row panels and the prefetches compete).
+#if defined(__AVX512F__)
+constexpr i64 kInPlaceAheadRows = 16;
+#else
+constexpr i64 kInPlaceAheadRows = 8;
 #endif
 inline bool reads_b_in_place(i64 m, i64 ldb) {
   return m <= kInPlaceRows || (m <= kInPlaceUnaliasedRows && ldb % 1024 != 0);
@@ -321,7 +328,8 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 // place, whose panel then has all kNR columns). rbias (first block only;
 // null: none): a value per row the accumulators start from (a
 // convolution's bias, whose rows are output channels). ahead: lines of B's
-// next block to prefetch meanwhile (AVX2; the others ignore it).
+// next block to prefetch meanwhile (AVX2 and AVX-512; the portable kernel
+// ignores it).
 //===--------------------------------------------------------------------===//
 
 /// What a microkernel call prefetches (prefetcht1) while it runs: `lines`
@@ -336,6 +344,7 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 ///    m = 1-1024; docs/performance.md);
 ///  - a B packed per call, the rows of its next kc block, read by the
 ///    packing that follows.
+///  - a B read in place by few rows of A, the next panel's rows (ldb apart).
 constexpr i64 kAheadSteps = 8;
 /// Up to this many rows of A, an [n, k] B packed per call is prefetched too.
 constexpr i64 kAheadTbRows = 16;
@@ -377,27 +386,44 @@ struct Ahead {
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                    const float *rbias, Ahead = {}) {
+                    const float *rbias, Ahead ahead = {}) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     acc0[i] = rbias ? _mm512_set1_ps(rbias[i]) : _mm512_setzero_ps();
     acc1[i] = acc0[i];
   }
-  for (i64 p = 0; p < kc; ++p) {
-    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-    // Both cache lines of the B row kPrefetchRows ahead (B streams from L2
-    // or L3 on the first row panel of a tile).
-    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
+  // As the AVX2 kernel below: the k loop in chunks of kAheadSteps, the
+  // lines `ahead` names prefetched between chunks.
+  i64 col = 0;
+  const char *next = ahead.start(col);
+  const i64 chunk = next ? kAheadSteps : kc;
+  const i64 wrap = ahead.stride - ahead.row_lines * 64;
+  i64 left = ahead.end - ahead.pos;
+  for (i64 p0 = 0; p0 < kc; p0 += chunk) {
+    if (next)
+      for (int l = 0; l < ahead.lines && left > 0; ++l, --left) {
+        _mm_prefetch(next, _MM_HINT_T1);
+        next += 64;
+        if (++col == ahead.row_lines)
+          col = 0, next += wrap;
+      }
+    const i64 p1 = std::min(kc, p0 + chunk);
+    for (i64 p = p0; p < p1; ++p) {
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+      // Both cache lines of the B row kPrefetchRows ahead (B streams from L2
+      // or L3 on the first row panel of a tile).
+      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      __m512 av = _mm512_set1_ps(a[i]);
-      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+      for (int i = 0; i < MR; ++i) {
+        __m512 av = _mm512_set1_ps(a[i]);
+        acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+        acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+      }
+      a += MR;
+      b += bs;
     }
-    a += MR;
-    b += bs;
   }
   __mmask16 m0 = nv >= 16 ? __mmask16(0xffff) : __mmask16((1u << nv) - 1);
   __mmask16 m1 = nv >= 32 ? __mmask16(0xffff)
@@ -541,6 +567,17 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
   }
 }
 #endif
+
+/// Microkernel calls over one panel of nv columns: two 16-column halves
+/// with AVX2, one call otherwise (what a call's `ahead` share is counted in).
+inline int calls_per_panel(int nv) {
+#if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
+  return nv > 16 ? 2 : 1;
+#else
+  (void)nv;
+  return 1;
+#endif
+}
 
 /// The microkernel for `mr` rows (1..kMR).
 inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs, float *c,
@@ -874,7 +911,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
           // One line more per row than its bytes: rows need not start on a line.
           const i64 row_lines = (row_bytes + 63) / 64 + 1;
           const i64 last_rows = rows1 - rows0 - (rows1 - rows0 - 1) / mc * mc;
-          const i64 calls = (q1 - q0) * Panels(last_rows).count * 2;
+          const i64 calls = (q1 - q0) * Panels(last_rows).count * calls_per_panel(kNR);
           next_block = Ahead::spread(from, 4 * ldb, row_lines, rows * row_lines, calls, kc);
         }
         for (i64 r0 = rows0; r0 < rows1; r0 += mc) {
@@ -904,7 +941,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             // prefetches the next panel (or the first of the next kc block).
             // (Over prepacked B a tile is one row block, so that is every
             // row block: none finds B in L2 after another.)
-            const int halves = nv > 16 ? 2 : 1;
+            const int panel_calls = calls_per_panel(nv);
             if (packed) {
               const float *next = nullptr;
               i64 next_kc = kc;
@@ -915,7 +952,23 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
                 next_kc = std::min(kKC, k - p0 - kc);
               // The next panel's lines: next_kc rows of kNR floats.
               ahead = next ? Ahead::spread(next, 0, 0, next_kc * kNR / 16,
-                                           apanels.count * halves, kc)
+                                           apanels.count * panel_calls, kc)
+                           : Ahead{};
+            }
+            else if (in_place && m <= kInPlaceAheadRows) {
+              // The same for a B read in place, over few rows of A: the next
+              // panel's kc rows, kNR floats each (2 lines, 3 where rows do
+              // not start on a line), ldb apart.
+              const float *next = nullptr;
+              i64 next_kc = kc;
+              if (r0 == rows0 && q + 1 < q1)
+                next = b + p0 * ldb + (q + 1) * kNR;
+              else if (r0 == rows0 && !last)
+                next = b + (p0 + kc) * ldb + q0 * kNR, next_kc = std::min(kKC, k - p0 - kc);
+              const bool lined = ldb % 16 == 0 && reinterpret_cast<uintptr_t>(b) % 64 == 0;
+              const i64 row_lines = lined ? kNR / 16 : kNR / 16 + 1;
+              ahead = next ? Ahead::spread(next, 4 * ldb, row_lines, next_kc * row_lines,
+                                           apanels.count * panel_calls, kc)
                            : Ahead{};
             }
             for (i64 i = 0; i < apanels.count; ++i) {
@@ -924,7 +977,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
               ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
                            nv, first, beta, first && row_bias ? row_bias + i0 : nullptr,
                            ahead);
-              ahead = ahead.skip(ahead.per_call(kc) * halves);
+              ahead = ahead.skip(ahead.per_call(kc) * panel_calls);
               if (last)
                 epi(i0, i0 + mr, j0, j0 + nv);
             }
