@@ -969,6 +969,45 @@ def test_conv_epilogues(dtype, cache_dir):
     assert problem is None, problem
 
 
+class _ChannelsLastChain(torch.nn.Module):
+    """3x3 convolutions (oneDNN) that hand each other tensors channels last
+    (lib/Target/CPU/ChannelsLast.cpp): one kept so is read both as a convolution's
+    input and, elementwise with a scalar, in the epilogue of a convolution whose output
+    is kept so too; a dilated and a strided one; the last writes a model output (channels
+    first), and so does one whose output a reduction reads."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c0 = torch.nn.Conv2d(5, 8, 3, padding=1)
+        self.c1 = torch.nn.Conv2d(8, 8, 3, padding=2, dilation=2)
+        self.c2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.c3 = torch.nn.Conv2d(8, 6, 3, stride=2, padding=1)
+        self.c4 = torch.nn.Conv2d(8, 4, 3)
+
+    def forward(self, x):
+        x0 = torch.relu(self.c0(x))
+        x1 = torch.relu(self.c1(x0))
+        x2 = torch.relu(self.c2(x1) * 0.5 + x0)
+        return self.c3(x2), torch.sigmoid(self.c4(x2)).sum(dim=(2, 3))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_convolutions_channels_last(dynamic, cache_dir):
+    """Convolutions passing tensors channels last, against eager at batch 3 (and, with
+    a dynamic batch, at batch 2 too)."""
+    model = _ChannelsLastChain().eval()
+    x = make((3, 5, 10, 9), F32, seed=5)
+    compiled = thunder.compile(model, (x,), dynamic=dynamic, cache_dir=cache_dir,
+                               progress=False, name=f"channels_last_{dynamic}")
+    in_double = copy.deepcopy(model).double()
+    with torch.no_grad():
+        for inputs in [x] + ([make((2, 5, 10, 9), F32, seed=6)] if dynamic else []):
+            problem = assert_matches("channels-last convolutions", compiled(inputs),
+                                     model(inputs), False, lambda: in_double(inputs.double()))
+            assert problem is None, problem
+
+
 def test_filter_copies_follow_the_callers_weights(cache_dir):
     """A library keeps its own copy of a constant filter (oneDNN's reordered 3x3, the
     GEMM's packed 1x1) by the filter's address. With the weights in the caller's memory

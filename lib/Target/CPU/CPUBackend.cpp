@@ -401,6 +401,7 @@ LogicalResult Emitter::run(EmittedSources &out) {
   unsigned counter = 0;
   bool ok = true;
   findPackedWeights();
+  findChannelsLast();
   for (Operation &top : func.getBody().front().without_terminator()) {
     Operation *op = &top;
     if (!isa<FusionOp, ConstantOp, ReshapeOp>(op)) {

@@ -53,11 +53,17 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
       }
     }
   };
+  // Then the layout, where a tensor it reads or writes is channels last
+  // (ChannelsLast.cpp).
   auto convLast = [&](ConvolutionOp c) -> std::string {
-    std::string constant = constantWeights(c);
-    if (convEpilogue.empty())
-      return constant;
-    return constant + ", thunder_gemm::EpilogueRef(" + convEpilogue.str() + ")";
+    std::string last = constantWeights(c);
+    int layout = convLayouts.lookup(c);
+    if (convEpilogue.empty() && !layout)
+      return last;
+    last += ", thunder_gemm::EpilogueRef(" + convEpilogue.str() + ")";
+    if (layout)
+      last += ", " + std::to_string(layout);
+    return last;
   };
   if (auto lookup = dyn_cast<EmbeddingOp>(op))
     if (Value table = packedTable(lookup)) {

@@ -109,6 +109,12 @@ private:
   LogicalResult emitPackedConstant(ConstantOp op, bool transposed);
   /// Constants stored packed, with the transpose_rhs of their matmuls.
   llvm::DenseMap<Value, bool> packedWeights;
+  /// Decides which tensors stay channels last between oneDNN's convolutions
+  /// (ChannelsLast.cpp): convLayouts, before the kernels are emitted.
+  void findChannelsLast();
+  /// The layout argument (thunder_cpu_conv_api.h's ConvLayout) of each
+  /// convolution that reads or writes a tensor channels last.
+  llvm::DenseMap<Operation *, int> convLayouts;
   /// The table of an embedding lookup when it is stored packed (a tied
   /// embedding whose GEMM transposes it), else null.
   Value packedTable(mlir::thunder::EmbeddingOp lookup) const;

@@ -50,6 +50,27 @@ class ConvBlock(nn.Module):
         return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1)
 
 
+class ResidualBlocks(nn.Module):
+    """A stem (convolution, ReLU, max pool) and two residual blocks, then average
+    pooling: what ResNet's convolutions hand each other can stay channels last
+    (lib/Target/CPU/ChannelsLast.cpp), what pooling reads or writes cannot."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.a1 = nn.Conv2d(8, 8, 3, padding=1)
+        self.b1 = nn.Conv2d(8, 8, 3, padding=1)
+        self.a2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.b2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.down = nn.Conv2d(8, 16, 1, stride=2)
+
+    def forward(self, x):
+        x = torch.max_pool2d(torch.relu(self.stem(x)), 2)
+        y = torch.relu(self.b1(torch.relu(self.a1(x))) + x)
+        z = torch.relu(self.b2(torch.relu(self.a2(y))) + self.down(y))
+        return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(z, 1), 1)
+
+
 class Norms(nn.Module):
     def __init__(self):
         super().__init__()
@@ -152,6 +173,7 @@ GRAPHS = {
     "linear_k0": (nn.Sequential(nn.Linear(0, 4), nn.ReLU()), (torch.randn(2, 0),), None),
     "tied_embedding": (TiedEmbedding(), (torch.tensor([[3, 0, 63, 17, 17, 5, 40, 9]]),), None),
     "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
+    "residual_blocks": (ResidualBlocks().eval(), (torch.randn(2, 3, 16, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),
     "views": (Views(), (torch.randn(4, 8),), None),
     "dynamic_slices": (DynamicSlices(), (torch.randn(8, 4),),

@@ -14,8 +14,8 @@ namespace thunder_cpu {
 
 void conv_f32_apart(const float *in, const float *w, const float *bias, float *out,
                     i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
-                    bool weights_constant, thunder_gemm::EpilogueRef epi) {
-  conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
+                    bool weights_constant, thunder_gemm::EpilogueRef epi, int layout) {
+  conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi, layout);
 }
 
 void pool_f32_apart(const float *in, float *out, i64 planes, const Window &win, bool is_max,

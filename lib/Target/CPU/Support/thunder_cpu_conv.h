@@ -27,9 +27,12 @@ namespace thunder_cpu {
 /// a cached primitive is thread-safe: the scratchpad is ours (user mode) and
 /// allocated per call, and each call uses its own stream.
 ///
-/// Layouts: our tensors are plain NC[D]HW and weights plain O I [D]H W. The
-/// primitive takes the formats oneDNN prefers (format_tag any), with reorders
-/// where they differ from ours: the input and output are reordered per call
+/// Layouts: our tensors are plain NC[D]HW, or N[D]HW C where the compiler
+/// keeps one channels last between two of these convolutions (`layout`,
+/// ConvLayout), and weights plain O I [D]H W. The primitive takes the
+/// formats oneDNN prefers (format_tag any: channels last with AVX-512,
+/// blocked nChw8c with AVX2 alone), with reorders where they differ from
+/// ours: the input and output are reordered per call
 /// (kSourceAny: measured faster than plain in/out on ResNet-18, see conv),
 /// the weights once, when they are constants (`weights_constant`: a
 /// thunder.constant, which lives as long as the model): the reordered copy is
@@ -109,8 +112,9 @@ inline bool make_reorder(dnnl_engine_t engine, const dnnl_memory_desc_t &from,
 
 /// Creates the primitive for one convolution (under the cache's mutex).
 inline void create(Primitive &p, dnnl_engine_t engine, i64 batch, i64 cin,
-                   i64 cout, i64 groups, bool has_bias, const Window &win) {
+                   i64 cout, i64 groups, bool has_bias, const Window &win, int layout) {
   static const dnnl_format_tag_t data_tags[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
+  static const dnnl_format_tag_t last_tags[] = {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc};
   static const dnnl_format_tag_t wei_tags[] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
   static const dnnl_format_tag_t gwei_tags[] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
   int s = win.spatial, nd = s + 2;
@@ -142,12 +146,18 @@ inline void create(Primitive &p, dnnl_engine_t engine, i64 batch, i64 cin,
                  dnnl_format_tag_t t) {
     return dnnl_memory_desc_init_by_tag(md, n, dims, dnnl_f32, t) == dnnl_success;
   };
-  if (!tag(&p.src_user, nd, src, data_tags[s - 1]) ||
-      !tag(&p.dst_user, nd, dst, data_tags[s - 1]) ||
+  if (!tag(&p.src_user, nd, src,
+           (layout & kInputChannelsLast ? last_tags : data_tags)[s - 1]) ||
+      !tag(&p.dst_user, nd, dst,
+           (layout & kOutputChannelsLast ? last_tags : data_tags)[s - 1]) ||
       !tag(&p.wei_user, wd, wei, groups > 1 ? gwei_tags[s - 1] : wei_tags[s - 1]) ||
       !tag(&p.bias_md, 1, bias, dnnl_x))
     return;
   dnnl_memory_desc_t src_any, dst_any, wei_any;
+  // (Forcing channels last where the caller's tensor is so, rather than
+  // any: oneDNN 2.6 without AVX-512 then runs its reference kernels, 70x
+  // slower on ResNet-18. With `any` it picks its blocked layout there and
+  // reorders from channels last as it did from channels first.)
   if (!tag(&src_any, nd, src, kSourceAny ? dnnl_format_tag_any : data_tags[s - 1]) ||
       !tag(&dst_any, nd, dst, kSourceAny ? dnnl_format_tag_any : data_tags[s - 1]) ||
       !tag(&wei_any, wd, wei, dnnl_format_tag_any))
@@ -208,7 +218,7 @@ inline bool run_reorder(dnnl_primitive_t reorder, dnnl_stream_t stream,
 /// (the caller then falls back to im2col + GEMM).
 inline bool conv(const float *in, const float *w, const float *bias, float *out,
                  i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
-                 bool weights_constant) {
+                 bool weights_constant, int layout) {
   Cache &c = cache();
   Primitive *p;
   const void *weights = w;
@@ -218,14 +228,14 @@ inline bool conv(const float *in, const float *w, const float *bias, float *out,
       c.engine = nullptr;
       return false;
     }
-    std::vector<i64> key{win.spatial, batch, cin, cout, groups, bias != nullptr};
+    std::vector<i64> key{win.spatial, batch, cin, cout, groups, bias != nullptr, layout};
     for (int s = 0; s < win.spatial; ++s)
       key.insert(key.end(), {win.in[s], win.out[s], win.kernel[s], win.stride[s],
                              win.pad_lo[s], win.dilation[s]});
     auto &slot = c.primitives[key];
     if (!slot) {
       slot = std::make_unique<Primitive>();
-      create(*slot, c.engine, batch, cin, cout, groups, bias != nullptr, win);
+      create(*slot, c.engine, batch, cin, cout, groups, bias != nullptr, win, layout);
     }
     p = slot.get();
     if (!p->ok)
@@ -538,10 +548,32 @@ inline void epilogue_rows(thunder_gemm::EpilogueRef epi, i64 rows, i64 cols) {
 /// bias; pieces may run at once on several threads. The direct kernels call
 /// it on each piece they finish (a GEMM tile, a depthwise plane), while it
 /// is in cache; the others after the whole convolution.
+/// out[b][p][c] = in[b][c][p] (to_last) or out[b][c][p] = in[b][p][c], over
+/// `positions` p and `channels` c: a tensor between channels first and last.
+template <class T>
+void transpose_channels(const T *in, T *out, i64 batch, i64 channels, i64 positions,
+                        bool to_last) {
+  const i64 rows = to_last ? channels : positions, cols = to_last ? positions : channels;
+#pragma omp parallel for collapse(2) if (batch * rows * cols > 65536)
+  for (i64 b = 0; b < batch; ++b)
+    for (i64 c0 = 0; c0 < cols; c0 += 16) {
+      const T *from = in + b * rows * cols;
+      T *to = out + b * rows * cols;
+      const i64 c1 = std::min(cols, c0 + 16);
+      for (i64 r = 0; r < rows; ++r)
+        for (i64 c = c0; c < c1; ++c)
+          to[c * rows + r] = from[r * cols + c];
+    }
+}
+
+/// `layout` (ConvLayout's bits) says which of in and out are channels last;
+/// the compiler asks for it only where the convolution goes to oneDNN and
+/// `epi` is elementwise over same-shaped tensors (then the order of the
+/// elements does not matter to it).
 template <class T>
 void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
                  i64 cout, i64 groups, const Window &win, bool weights_constant,
-                 thunder_gemm::EpilogueRef epi = {}) {
+                 thunder_gemm::EpilogueRef epi = {}, int layout = kChannelsFirst) {
   i64 in_size = 1, out_size = 1, k_size = 1;
   for (int s = 0; s < win.spatial; ++s) {
     in_size *= win.in[s];
@@ -549,16 +581,36 @@ void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 
     k_size *= win.kernel[s];
   }
   if constexpr (std::is_same_v<T, float>) {
-    if (direct_conv::takes(cin, cout, groups, win)) {
+    if (layout == kChannelsFirst && direct_conv::takes(cin, cout, groups, win)) {
       direct_conv::conv(in, w, bias, out, batch, cin, cout, groups, win, weights_constant,
                         epi);
       return;
     }
     if (dnnl_conv::conv(in, w, bias, out, batch, cin, cout, groups, win,
-                        weights_constant)) {
+                        weights_constant, layout)) {
       epilogue_rows(epi, batch * cout, out_size);
       return;
     }
+  }
+  if (layout != kChannelsFirst) {
+    // What oneDNN did not take runs channels first, on copies.
+    std::vector<T> first_in, first_out;
+    const T *x = in;
+    if (layout & kInputChannelsLast) {
+      first_in.resize(static_cast<size_t>(batch * cin * in_size));
+      transpose_channels(in, first_in.data(), batch, cin, in_size, false);
+      x = first_in.data();
+    }
+    if (!(layout & kOutputChannelsLast)) {
+      conv_inline(x, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
+      return;
+    }
+    first_out.resize(static_cast<size_t>(batch * cout * out_size));
+    conv_inline(x, w, bias, first_out.data(), batch, cin, cout, groups, win,
+                weights_constant);
+    transpose_channels(first_out.data(), out, batch, cout, out_size, true);
+    epilogue_rows(epi, batch * cout, out_size);
+    return;
   }
   i64 cin_g = cin / groups, cout_g = cout / groups, rows = cin_g * k_size;
   std::vector<T> cols(static_cast<size_t>(rows * out_size));
@@ -610,8 +662,8 @@ void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 
 template <class T>
 void conv(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
           i64 cout, i64 groups, const Window &win, bool weights_constant = false,
-          thunder_gemm::EpilogueRef epi = {}) {
-  conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
+          thunder_gemm::EpilogueRef epi = {}, int layout = kChannelsFirst) {
+  conv_inline(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi, layout);
 }
 
 /// Max (is_max) or average pooling over the trailing spatial dims; `planes`

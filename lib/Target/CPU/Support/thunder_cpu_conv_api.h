@@ -24,12 +24,19 @@ struct Window {
   i64 in[3], out[3], kernel[3], stride[3], pad_lo[3], dilation[3];
 };
 
+/// Where a convolution's input and output hold their channels (bits of its
+/// `layout` argument): channels first (NC[D]HW, every tensor's layout to the
+/// rest of the model), or last (N[D]HWC, the layout oneDNN's convolutions run
+/// in): between two such convolutions the compiler keeps a tensor channels
+/// last, and neither pays a reorder (lib/Target/CPU/ChannelsLast.cpp).
+enum ConvLayout : int { kChannelsFirst = 0, kInputChannelsLast = 1, kOutputChannelsLast = 2 };
+
 #if THUNDER_GEMM_APART
 /// thunder_cpu_conv.h's conv_inline<float> and pool_inline<float>, compiled
 /// once per library (thunder_cpu_conv.cpp).
 void conv_f32_apart(const float *in, const float *w, const float *bias, float *out,
                     i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
-                    bool weights_constant, thunder_gemm::EpilogueRef epi);
+                    bool weights_constant, thunder_gemm::EpilogueRef epi, int layout);
 void pool_f32_apart(const float *in, float *out, i64 planes, const Window &win, bool is_max,
                     bool count_include_pad, const i64 *pad_hi);
 
@@ -38,8 +45,10 @@ void pool_f32_apart(const float *in, float *out, i64 planes, const Window &win, 
 /// thunder_cpu_conv.h's template, which this overload wins against for fp32.
 inline void conv(const float *in, const float *w, const float *bias, float *out, i64 batch,
                  i64 cin, i64 cout, i64 groups, const Window &win,
-                 bool weights_constant = false, thunder_gemm::EpilogueRef epi = {}) {
-  conv_f32_apart(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi);
+                 bool weights_constant = false, thunder_gemm::EpilogueRef epi = {},
+                 int layout = kChannelsFirst) {
+  conv_f32_apart(in, w, bias, out, batch, cin, cout, groups, win, weights_constant, epi,
+                 layout);
 }
 
 /// Max (is_max) or average pooling of fp32 (thunder_cpu_conv.h's pool_inline).

@@ -1,0 +1,157 @@
+//===- ChannelsLast.cpp - Tensors kept channels last between convolutions -===//
+//
+// oneDNN runs an fp32 convolution in its own layout: channels last (NHWC) on
+// AVX-512 machines, and our tensors are channels first (NCHW), so every call
+// reordered its input in and its output back (ResNet-18 at batch 1, 2 vCPUs
+// of a Zen 4: 39 reorders, 4.9 ms of a 22 ms run; ONEDNN_VERBOSE). A tensor
+// that one such convolution writes and that only such convolutions read (as
+// their input, or elementwise in the epilogue of one whose output is kept so
+// too) stays channels last: the writer writes it so and the readers read it
+// so (thunder_cpu_conv_api.h's ConvLayout), and neither reorders it. The
+// rest of the model, and every other op, sees channels first.
+//
+// An epilogue reads its operands at the flat index of the element it writes;
+// when every operand has the output's shape (or is a scalar), it computes the
+// same thing whatever the order of the elements, as long as they all share
+// it. So a kernel's output can be kept channels last when its epilogue is
+// elementwise so and every same-shaped operand it reads is kept so too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::thunder;
+
+namespace thunder::cpu {
+
+namespace {
+
+/// The kernel's convolution when oneDNN runs it with tensors in either
+/// layout: fp32, ungrouped, 2-D, and not the pointwise (1x1, stride 1,
+/// unpadded) convolutions that Thunder's GEMM runs channels first
+/// (thunder_cpu_conv.h's direct_conv::takes). Else null.
+ConvolutionOp onednnConv(FusionOp fusion) {
+  if (fusion.getKind() != FusionKind::Conv || fusion.getNumResults() != 1)
+    return {};
+  ConvolutionOp conv;
+  for (Operation &op : fusion.getBody().front().without_terminator())
+    if (auto c = dyn_cast<ConvolutionOp>(op)) {
+      if (conv)
+        return {};
+      conv = c;
+    }
+  if (!conv || conv.getGroups() != 1)
+    return {};
+  auto in = cast<RankedTensorType>(conv.getInput().getType());
+  auto out = cast<RankedTensorType>(conv.getType());
+  if (!out.getElementType().isF32() || in.getRank() != 4 ||
+      fusion.getResult(0).getType() != out)
+    return {};
+  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+  bool pointwise = true;
+  for (int s = 0; s < 2; ++s)
+    pointwise = pointwise && weight.getDimSize(2 + s) == 1 && conv.getStride()[s] == 1 &&
+                conv.getPadding()[2 * s] == 0 && conv.getPadding()[2 * s + 1] == 0;
+  return pointwise ? ConvolutionOp() : conv;
+}
+
+/// Whether every op of the kernel besides its convolution is elementwise
+/// over tensors of the output's shape or scalars.
+bool flatEpilogue(FusionOp fusion, ConvolutionOp conv) {
+  auto shape = cast<RankedTensorType>(conv.getType()).getShape();
+  auto fits = [&](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && (type.getRank() == 0 || type.getShape() == shape);
+  };
+  for (Operation &op : fusion.getBody().front().without_terminator()) {
+    if (&op == conv.getOperation())
+      continue;
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      if (!isa<SplatElementsAttr>(constant.getValue()) && !fits(constant))
+        return false;
+      continue;
+    }
+    if (!isa_and_nonnull<ThunderDialect>(op.getDialect()) ||
+        !op.hasTrait<OpTrait::Elementwise>() || !llvm::all_of(op.getOperands(), fits) ||
+        !llvm::all_of(op.getResults(), fits))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+void Emitter::findChannelsLast() {
+  // Candidates: the outputs of kernels whose convolution oneDNN runs and
+  // whose epilogue is flat.
+  llvm::SetVector<Value> kept;
+  llvm::DenseMap<Operation *, ConvolutionOp> convs; // kernel -> its conv
+  for (auto fusion : func.getBody().front().getOps<FusionOp>())
+    if (ConvolutionOp conv = onednnConv(fusion)) {
+      convs[fusion] = conv;
+      if (flatEpilogue(fusion, conv))
+        kept.insert(fusion.getResult(0));
+    }
+  if (convs.empty())
+    return;
+  // Whether a use of a kept value reads it channels last as it must: as a
+  // convolution's input, or elementwise in the epilogue of a kernel whose
+  // output is kept too.
+  auto readsLast = [&](OpOperand &use) {
+    auto reader = dyn_cast<FusionOp>(use.getOwner());
+    auto conv = reader ? convs.lookup(reader) : ConvolutionOp();
+    if (!conv)
+      return false;
+    unsigned index = use.getOperandNumber() - reader.getInputs().getBeginOperandIndex();
+    Value arg = reader.getBody().front().getArgument(index);
+    for (OpOperand &inner : arg.getUses()) {
+      if (inner.getOwner() == conv.getOperation()) {
+        if (inner.get() != conv.getInput())
+          return false;
+      } else if (!kept.contains(reader.getResult(0))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // A kept output also needs every tensor its epilogue reads (not a
+  // scalar) kept: they share the order of its elements.
+  auto epilogueReadsKept = [&](Value v) {
+    auto kernel = cast<FusionOp>(v.getDefiningOp());
+    Operation *conv = convs.lookup(kernel).getOperation();
+    for (BlockArgument arg : kernel.getBody().front().getArguments()) {
+      bool read = llvm::any_of(arg.getUsers(), [&](Operation *user) { return user != conv; });
+      if (read && typeOf(arg).getRank() > 0 &&
+          !kept.contains(kernel.getInputs()[arg.getArgNumber()]))
+        return false;
+    }
+    return true;
+  };
+  // The largest set closed under both: drop what breaks either, until
+  // nothing does.
+  for (bool changed = true; changed;) {
+    SmallVector<Value> drop;
+    for (Value v : kept)
+      if (!epilogueReadsKept(v) || !llvm::all_of(v.getUses(), readsLast))
+        drop.push_back(v);
+    for (Value v : drop)
+      kept.remove(v);
+    changed = !drop.empty();
+  }
+  for (auto [kernel, conv] : convs) {
+    int layout = 0;
+    auto fusion = cast<FusionOp>(kernel);
+    if (auto arg = dyn_cast<BlockArgument>(conv.getInput()))
+      if (kept.contains(fusion.getInputs()[arg.getArgNumber()]))
+        layout |= 1; // ConvLayout's kInputChannelsLast
+    if (kept.contains(fusion.getResult(0)))
+      layout |= 2; // kOutputChannelsLast
+    if (layout)
+      convLayouts[conv] = layout;
+  }
+}
+
+} // namespace thunder::cpu
