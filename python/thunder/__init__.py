@@ -34,6 +34,15 @@ import os as _os
 # slower with spinning than with sleeping workers. The models' libgomp reads
 # this when the first model is loaded; an explicit setting is kept.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# But a worker that goes to sleep the moment a loop ends is woken (a futex
+# call, a reschedule) for the next loop, tens of microseconds later: a model
+# runs hundreds of loops. So workers spin for about 0.1 ms first (libgomp
+# counts ~100000 spins per ms) and only then sleep, which is long enough for
+# the gaps between one run's kernels and too short to starve another pool
+# (2 vCPUs of a Zen 4, thunder-run: MobileNet 6.3 ms against 9.4 sleeping at
+# once, ResNet-18 17.2 against 19.0; docs/performance.md). An explicit
+# GOMP_SPINCOUNT is kept; it overrides OMP_WAIT_POLICY's spin.
+_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from . import _C
 from .errors import (CompileError, DecompositionRetryWarning, ImportError,  # noqa: A004

@@ -23,6 +23,7 @@ import tempfile
 import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")  # as python/thunder/__init__.py
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

@@ -173,7 +173,8 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
         f"- Settings: fp32, target {env['target']}, {env['size']} sizes; every contender on "
         f"{env['threads']} threads (torch.set_num_threads and OMP_NUM_THREADS, which "
         f"Thunder's OpenMP follows; ONNX Runtime intra_op_num_threads, inter-op 1); "
-        f"OMP_WAIT_POLICY={env['omp_wait_policy']}; under torch.no_grad.",
+        f"OMP_WAIT_POLICY={env['omp_wait_policy']}, "
+        f"GOMP_SPINCOUNT={env.get('gomp_spincount', 'unset')}; under torch.no_grad.",
         f"- Method: per case, one process loads every contender and checks its outputs "
         f"against eager; then {env['warmup']} warm-up calls each and {env['rounds']} rounds "
         f"in which every contender runs once, in an order that changes each round so that "

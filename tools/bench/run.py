@@ -248,6 +248,7 @@ def environment(args) -> dict:
         "thunder_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
         "threads": args.threads,
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+        "gomp_spincount": os.environ.get("GOMP_SPINCOUNT", "10000"),
         "target": args.target,
         "size": args.size,
         "quick": args.quick,
@@ -286,6 +287,7 @@ def run_case(args, model: str, batch: int, workdir: pathlib.Path, pool) -> dict:
             "size": args.size, "batch": batch, "seed": 0, "threads": args.threads,
             "device": args.target, "workdir": str(workdir),
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+            "gomp_spincount": os.environ.get("GOMP_SPINCOUNT", "10000"),
             "rounds": args.rounds, "warmup": args.warmup,
             "min_sample_s": args.min_sample_ms / 1e3, "memory_runs": 3, "quick": args.quick}
     case = {"model": model, "batch": batch, "load_before": os.getloadavg()[0]}

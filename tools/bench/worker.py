@@ -27,6 +27,7 @@ def _setup(spec: dict) -> None:
     reads it when torch loads libgomp (Thunder's models use the same libgomp)."""
     os.environ["OMP_NUM_THREADS"] = str(spec["threads"])
     os.environ.setdefault("OMP_WAIT_POLICY", spec["omp_wait_policy"])
+    os.environ.setdefault("GOMP_SPINCOUNT", spec.get("gomp_spincount", "10000"))
     os.environ["THUNDER_QUIET"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if spec.get("quick"):

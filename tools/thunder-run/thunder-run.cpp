@@ -605,9 +605,12 @@ void bench(const thunder_model *model, const Options &options,
 
 int main(int argc, char **argv) {
   // Idle OpenMP workers that spin starve OpenBLAS's threads in compiled CPU
-  // models; sleeping ones do not (an explicit setting is kept). Read by
-  // libgomp when the model is loaded, below.
+  // models; sleeping ones do not -- after a short spin that bridges the gaps
+  // between one run's kernels (0.1 ms; python/thunder/__init__.py says why).
+  // Explicit settings are kept. Read by libgomp when the model is loaded,
+  // below.
   setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+  setenv("GOMP_SPINCOUNT", "10000", /*overwrite=*/0);
   Options options = parseArgs(argc, argv);
   thunder_model *model = nullptr;
   if (thunder_model_load(options.model.c_str(), &model) != THUNDER_OK)
