@@ -1008,6 +1008,32 @@ def test_convolutions_channels_last(dynamic, cache_dir):
             assert problem is None, problem
 
 
+class _SelfConvolution(torch.nn.Module):
+    """A convolution's output used as both the input and the filter of the next one:
+    it stays channels first (the filter is read as O I H W)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = torch.nn.Conv2d(8, 8, 3)
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        return F.conv2d(y, y, padding=1)
+
+
+def test_convolution_filter_from_a_convolution(cache_dir):
+    model = _SelfConvolution().eval()
+    x = make((8, 8, 5, 5), F32, seed=7)
+    compiled = thunder.compile(model, (x,), dynamic=False, cache_dir=cache_dir,
+                               progress=False, name="self_convolution")
+    in_double = copy.deepcopy(model).double()
+    with torch.no_grad():
+        problem = assert_matches("a convolution's filter from a convolution", compiled(x),
+                                 model(x), False, lambda: in_double(x.double()))
+    assert problem is None, problem
+
+
 def test_filter_copies_follow_the_callers_weights(cache_dir):
     """A library keeps its own copy of a constant filter (oneDNN's reordered 3x3, the
     GEMM's packed 1x1) by the filter's address. With the weights in the caller's memory

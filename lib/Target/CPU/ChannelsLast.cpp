@@ -29,6 +29,9 @@ namespace thunder::cpu {
 
 namespace {
 
+/// The bits of the runtime's ConvLayout (thunder_cpu_conv_api.h).
+constexpr int kInputChannelsLast = 1, kOutputChannelsLast = 2;
+
 /// The kernel's convolution when oneDNN runs it with tensors in either
 /// layout: fp32, ungrouped, 2-D, and not the pointwise (1x1, stride 1,
 /// unpadded) convolutions that Thunder's GEMM runs channels first
@@ -59,7 +62,8 @@ ConvolutionOp onednnConv(FusionOp fusion) {
 }
 
 /// Whether every op of the kernel besides its convolution is elementwise
-/// over tensors of the output's shape or scalars.
+/// over tensors of the output's shape (or scalars), and its constants are
+/// splats (a constant tensor's elements are in channels-first order).
 bool flatEpilogue(FusionOp fusion, ConvolutionOp conv) {
   auto shape = cast<RankedTensorType>(conv.getType()).getShape();
   auto fits = [&](Value v) {
@@ -70,7 +74,7 @@ bool flatEpilogue(FusionOp fusion, ConvolutionOp conv) {
     if (&op == conv.getOperation())
       continue;
     if (auto constant = dyn_cast<ConstantOp>(op)) {
-      if (!isa<SplatElementsAttr>(constant.getValue()) && !fits(constant))
+      if (!isa<SplatElementsAttr>(constant.getValue()))
         return false;
       continue;
     }
@@ -109,7 +113,8 @@ void Emitter::findChannelsLast() {
     Value arg = reader.getBody().front().getArgument(index);
     for (OpOperand &inner : arg.getUses()) {
       if (inner.getOwner() == conv.getOperation()) {
-        if (inner.get() != conv.getInput())
+        // Its input, not its filter or bias (the same tensor may be both).
+        if (inner.getOperandNumber() != conv.getInputMutable().getOperandNumber())
           return false;
       } else if (!kept.contains(reader.getResult(0))) {
         return false;
@@ -146,9 +151,9 @@ void Emitter::findChannelsLast() {
     auto fusion = cast<FusionOp>(kernel);
     if (auto arg = dyn_cast<BlockArgument>(conv.getInput()))
       if (kept.contains(fusion.getInputs()[arg.getArgNumber()]))
-        layout |= 1; // ConvLayout's kInputChannelsLast
+        layout |= kInputChannelsLast;
     if (kept.contains(fusion.getResult(0)))
-      layout |= 2; // kOutputChannelsLast
+      layout |= kOutputChannelsLast;
     if (layout)
       convLayouts[conv] = layout;
   }

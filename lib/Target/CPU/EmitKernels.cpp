@@ -54,7 +54,7 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
     }
   };
   // Then the layout, where a tensor it reads or writes is channels last
-  // (ChannelsLast.cpp).
+  // (ChannelsLast.cpp), after an empty EpilogueRef when it has no epilogue.
   auto convLast = [&](ConvolutionOp c) -> std::string {
     std::string last = constantWeights(c);
     int layout = convLayouts.lookup(c);

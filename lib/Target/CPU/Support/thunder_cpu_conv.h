@@ -534,20 +534,6 @@ inline void epilogue_rows(thunder_gemm::EpilogueRef epi, i64 rows, i64 cols) {
     epi(r, r + 1, 0, cols);
 }
 
-/// out = conv(in, w) + bias over 1-3 spatial dims, NC[D]HW input and output,
-/// O I/groups [D]H W weights. f32 pointwise and depthwise convolutions run
-/// NCHW-native (direct_conv above), other f32 ones go to oneDNN (dnnl_conv
-/// above); what it does not take (f64, f16, bf16, f8, integers, or a shape
-/// oneDNN refuses) runs as im2col + GEMM per group: each group's input
-/// patches unrolled into a [cin_g * kernel, out_size] matrix, then one GEMM
-/// with the weights. (conv below is what kernels call.)
-///
-/// `epi`, a kernel's fused epilogue, is then applied to every element of
-/// `out` once, in pieces: epi(r0, r1, c0, c1) for rows [r0, r1) and columns
-/// [c0, c1) of out viewed as [batch * cout, output positions], after the
-/// bias; pieces may run at once on several threads. The direct kernels call
-/// it on each piece they finish (a GEMM tile, a depthwise plane), while it
-/// is in cache; the others after the whole convolution.
 /// out[b][p][c] = in[b][c][p] (to_last) or out[b][c][p] = in[b][p][c], over
 /// `positions` p and `channels` c: a tensor between channels first and last.
 template <class T>
@@ -566,10 +552,25 @@ void transpose_channels(const T *in, T *out, i64 batch, i64 channels, i64 positi
     }
 }
 
-/// `layout` (ConvLayout's bits) says which of in and out are channels last;
-/// the compiler asks for it only where the convolution goes to oneDNN and
-/// `epi` is elementwise over same-shaped tensors (then the order of the
-/// elements does not matter to it).
+/// out = conv(in, w) + bias over 1-3 spatial dims, NC[D]HW input and output
+/// (or N[D]HWC: `layout` below), O I/groups [D]H W weights. f32 pointwise
+/// and depthwise convolutions run NCHW-native (direct_conv above), other f32
+/// ones go to oneDNN (dnnl_conv above); what it does not take (f64, f16, bf16, f8, integers, or a shape
+/// oneDNN refuses) runs as im2col + GEMM per group: each group's input
+/// patches unrolled into a [cin_g * kernel, out_size] matrix, then one GEMM
+/// with the weights. (conv below is what kernels call.)
+///
+/// `epi`, a kernel's fused epilogue, is then applied to every element of
+/// `out` once, in pieces: epi(r0, r1, c0, c1) for rows [r0, r1) and columns
+/// [c0, c1) of out viewed as [batch * cout, output positions], after the
+/// bias; pieces may run at once on several threads. The direct kernels call
+/// it on each piece they finish (a GEMM tile, a depthwise plane), while it
+/// is in cache; the others after the whole convolution.
+///
+/// `layout` (ConvLayout's bits) says which of in and out are channels last.
+/// The compiler asks for it where oneDNN runs the convolution, and for the
+/// output only where `epi` is elementwise over same-shaped tensors kept so
+/// too (then the order of the elements does not matter to it).
 template <class T>
 void conv_inline(const T *in, const T *w, const T *bias, T *out, i64 batch, i64 cin,
                  i64 cout, i64 groups, const Window &win, bool weights_constant,
