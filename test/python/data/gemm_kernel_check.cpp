@@ -177,7 +177,8 @@ int main() {
       check(m, n, 300, m == 33, false, false, static_cast<int>(m % 10), m == 128 ? 0.5f : 0.0f,
             2);
   // Read in place by few rows, the next panel prefetched (kInPlaceAheadRows):
-  // several panels and kc blocks, rows starting on a line (n = 1024) or not.
+  // several panels and kc blocks, a narrow last panel (n = 1000) or none.
+  // (Prefetches cannot change results: this checks the in-place reads.)
   for (i64 m : {5, 8, 9, 16, 17})
     for (i64 n : {1000, 1024})
       check(m, n, 600, false, false, false, static_cast<int>(m % 10), m == 9 ? 0.5f : 0.0f, 2);

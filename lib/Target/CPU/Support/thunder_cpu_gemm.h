@@ -86,15 +86,18 @@ constexpr i64 kMaxPackedPanels = 16;
 /// packing it per call (tools/bench/gemm_ab.py --cold --b nn, 2026-12-05),
 /// AVX2: 1.4-1.9x at m = 8, 1.3-1.6x at m = 16, 1.0-1.4x at m = 32, 1.0-1.2x
 /// at m = 64-128 for ldb = 768, 1000 or 2304, but 0.8x at m = 64-128 for
-/// ldb = 3072 or 4096; from m = 256, 0.95-1.15x. AVX-512 (Zen 4, with the
-/// next panel prefetched below): 1.3-1.6x at m = 4-16, 1.15x at m = 32,
-/// 1.05-1.15x at m = 64-128, 0.98-1.0x at m = 128 for ldb = 3072.
+/// ldb = 3072 or 4096; from m = 256, 0.95-1.15x. AVX-512 (Zen 4), against
+/// packing it per call with its next kc block prefetched: 1.15-1.18x at
+/// m = 32, 1.05-1.11x at m = 64, 1.07-1.15x at m = 128 (ldb 768 or 2304;
+/// rows 4 KiB multiples apart were not measured in place there), and with
+/// the next panel prefetched (below) 1.3-1.6x at m = 4-16.
 constexpr i64 kInPlaceRows = 32, kInPlaceUnaliasedRows = 128;
 /// Up to this many rows of A, a B read in place is streamed once per row
 /// panel or two, and the tile's first row block prefetches the next panel's
-/// lines as it runs (Ahead, as for prepacked weights): AVX-512 1.3-1.6x at
-/// m = 4-16, AVX2 1.1-1.4x at m = 4-8 (against 0.94-1.03x at m = 12-24,
-/// where B is read by more row panels and the prefetches compete).
+/// lines as it runs (Ahead, as for prepacked weights). Against in place
+/// alone: AVX-512 1.35-1.55x at m = 4-16 (0.98-1.04x at m = 32-128); AVX2
+/// 1.1-1.4x at m = 4-8, 0.94-1.13x at m = 12-24, where B is read by more
+/// row panels and the prefetches compete. (The portable kernel ignores it.)
 #if defined(__AVX512F__)
 constexpr i64 kInPlaceAheadRows = 16;
 #else
