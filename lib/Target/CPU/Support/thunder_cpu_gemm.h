@@ -385,6 +385,33 @@ struct Ahead {
   }
 };
 
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+/// A microkernel call's walk over its share of an Ahead stream: `lines`
+/// prefetches per chunk of kAheadSteps k steps (issue), row by row.
+struct AheadWalk {
+  const char *next;
+  i64 col = 0, left, wrap, row_lines;
+  int lines;
+  explicit AheadWalk(const Ahead &ahead)
+      : left(ahead.end - ahead.pos), wrap(ahead.stride - ahead.row_lines * 64),
+        row_lines(ahead.row_lines), lines(ahead.lines) {
+    next = ahead.start(col);
+  }
+  /// k steps between prefetches: all of kc when there is nothing to fetch.
+  i64 chunk(i64 kc) const { return next ? kAheadSteps : kc; }
+  void issue() {
+    if (!next)
+      return;
+    for (int l = 0; l < lines && left > 0; ++l, --left) {
+      _mm_prefetch(next, _MM_HINT_T1);
+      next += 64;
+      if (++col == row_lines)
+        col = 0, next += wrap;
+    }
+  }
+};
+#endif
+
 #if defined(__AVX512F__)
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
@@ -396,21 +423,12 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
     acc0[i] = rbias ? _mm512_set1_ps(rbias[i]) : _mm512_setzero_ps();
     acc1[i] = acc0[i];
   }
-  // As the AVX2 kernel below: the k loop in chunks of kAheadSteps, the
-  // lines `ahead` names prefetched between chunks.
-  i64 col = 0;
-  const char *next = ahead.start(col);
-  const i64 chunk = next ? kAheadSteps : kc;
-  const i64 wrap = ahead.stride - ahead.row_lines * 64;
-  i64 left = ahead.end - ahead.pos;
+  // As the AVX2 kernel below: the k loop in chunks, `ahead`'s lines
+  // prefetched between them.
+  AheadWalk walk(ahead);
+  const i64 chunk = walk.chunk(kc);
   for (i64 p0 = 0; p0 < kc; p0 += chunk) {
-    if (next)
-      for (int l = 0; l < ahead.lines && left > 0; ++l, --left) {
-        _mm_prefetch(next, _MM_HINT_T1);
-        next += 64;
-        if (++col == ahead.row_lines)
-          col = 0, next += wrap;
-      }
+    walk.issue();
     const i64 p1 = std::min(kc, p0 + chunk);
     for (i64 p = p0; p < p1; ++p) {
       __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
@@ -463,19 +481,10 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   // The k loop in chunks of kAheadSteps, the next panel's lines prefetched
   // once per chunk (one prefetch in every step read 0.85-0.95x with B in
   // cache: the loop's issue slots).
-  i64 col = 0;
-  const char *next = ahead.start(col);
-  const i64 chunk = next ? kAheadSteps : kc;
-  const i64 wrap = ahead.stride - ahead.row_lines * 64;
-  i64 left = ahead.end - ahead.pos;
+  AheadWalk walk(ahead);
+  const i64 chunk = walk.chunk(kc);
   for (i64 p0 = 0; p0 < kc; p0 += chunk) {
-    if (next)
-      for (int l = 0; l < ahead.lines && left > 0; ++l, --left) {
-        _mm_prefetch(next, _MM_HINT_T1);
-        next += 64;
-        if (++col == ahead.row_lines)
-          col = 0, next += wrap;
-      }
+    walk.issue();
     const i64 p1 = std::min(kc, p0 + chunk);
     for (i64 p = p0; p < p1; ++p) {
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
@@ -945,34 +954,26 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             // (Over prepacked B a tile is one row block, so that is every
             // row block: none finds B in L2 after another.)
             const int panel_calls = calls_per_panel(nv);
+            // The panel it streams next: the tile's next one, or its first
+            // of the next kc block (rows [next_p0, + next_kc) of panel nq).
+            const bool within = q + 1 < q1, streams = r0 == rows0 && (within || !last);
+            const i64 nq = within ? q + 1 : q0, next_p0 = within ? p0 : p0 + kc;
+            const i64 next_kc = within ? kc : std::min(kKC, k - p0 - kc);
+            const i64 calls = apanels.count * panel_calls;
             if (packed) {
-              const float *next = nullptr;
-              i64 next_kc = kc;
-              if (r0 == rows0 && q + 1 < q1)
-                next = packed + ((q + 1) * k + p0) * kNR;
-              else if (r0 == rows0 && !last)
-                next = packed + (q0 * k + p0 + kc) * kNR,
-                next_kc = std::min(kKC, k - p0 - kc);
-              // The next panel's lines: next_kc rows of kNR floats.
-              ahead = next ? Ahead::spread(next, 0, 0, next_kc * kNR / 16,
-                                           apanels.count * panel_calls, kc)
-                           : Ahead{};
-            }
-            else if (in_place && m <= kInPlaceAheadRows) {
-              // The same for a B read in place, over few rows of A: the next
-              // panel's kc rows, kNR floats each (2 lines, 3 where rows do
-              // not start on a line), ldb apart.
-              const float *next = nullptr;
-              i64 next_kc = kc;
-              if (r0 == rows0 && q + 1 < q1)
-                next = b + p0 * ldb + (q + 1) * kNR;
-              else if (r0 == rows0 && !last)
-                next = b + (p0 + kc) * ldb + q0 * kNR, next_kc = std::min(kKC, k - p0 - kc);
+              // Its lines: next_kc rows of kNR floats, contiguous.
+              ahead = streams ? Ahead::spread(packed + (nq * k + next_p0) * kNR, 0, 0,
+                                              next_kc * kNR / 16, calls, kc)
+                              : Ahead{};
+            } else if (in_place && m <= kInPlaceAheadRows) {
+              // The same for a B read in place, over few rows of A: next_kc
+              // rows of kNR floats each (2 lines, 3 where rows do not start
+              // on a line), ldb apart.
               const bool lined = ldb % 16 == 0 && reinterpret_cast<uintptr_t>(b) % 64 == 0;
               const i64 row_lines = lined ? kNR / 16 : kNR / 16 + 1;
-              ahead = next ? Ahead::spread(next, 4 * ldb, row_lines, next_kc * row_lines,
-                                           apanels.count * panel_calls, kc)
-                           : Ahead{};
+              ahead = streams ? Ahead::spread(b + next_p0 * ldb + nq * kNR, 4 * ldb, row_lines,
+                                              next_kc * row_lines, calls, kc)
+                              : Ahead{};
             }
             for (i64 i = 0; i < apanels.count; ++i) {
               const i64 i0 = r0 + apanels.start(i);
