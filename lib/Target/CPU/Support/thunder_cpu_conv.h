@@ -539,17 +539,10 @@ inline void epilogue_rows(thunder_gemm::EpilogueRef epi, i64 rows, i64 cols) {
 template <class T>
 void transpose_channels(const T *in, T *out, i64 batch, i64 channels, i64 positions,
                         bool to_last) {
-  const i64 rows = to_last ? channels : positions, cols = to_last ? positions : channels;
-#pragma omp parallel for collapse(2) if (batch * rows * cols > 65536)
-  for (i64 b = 0; b < batch; ++b)
-    for (i64 c0 = 0; c0 < cols; c0 += 16) {
-      const T *from = in + b * rows * cols;
-      T *to = out + b * rows * cols;
-      const i64 c1 = std::min(cols, c0 + 16);
-      for (i64 r = 0; r < rows; ++r)
-        for (i64 c = c0; c < c1; ++c)
-          to[c * rows + r] = from[r * cols + c];
-    }
+  const i64 shape[3] = {batch, to_last ? channels : positions,
+                        to_last ? positions : channels};
+  const i64 perm[3] = {0, 2, 1};
+  transpose(in, shape, 3, perm, out);
 }
 
 /// out = conv(in, w) + bias over 1-3 spatial dims, NC[D]HW input and output
