@@ -182,6 +182,17 @@ int main() {
   for (i64 m : {5, 8, 9, 16, 17})
     for (i64 n : {1000, 1024})
       check(m, n, 600, false, false, false, static_cast<int>(m % 10), m == 9 ? 0.5f : 0.0f, 2);
+#ifdef THUNDER_GEMM_HAS_DOT
+  // nn.Linear's [n, k] B read in place as dot products up to kDotRows rows
+  // (packed per tile beyond): row, column and k tails; k in blocks where
+  // m k > kDotAFloats (beta applies to the first only); rows of A 4 KiB
+  // apart (k = 1024, 2048), copied first; both sides of the bound.
+  static_assert(128 * 1000 > kDotAFloats && 100 * 2048 > 2 * kDotAFloats);
+  for (auto [m, n, k] : {std::tuple<i64, i64, i64>{9, 103, 300}, {40, 70, 1024}, {100, 130, 2048},
+                         {128, 67, 1000}, {kDotRows, 64, 33}, {kDotRows + 1, 67, 1000}})
+    for (float beta : {0.0f, 0.5f})
+      check(m, n, k, false, true, false, static_cast<int>((m + k) % 10), beta, 2);
+#endif
   for (int threads : {1, 2})
     for (bool tb : {false, true})
       check(700, 200, 300, false, tb, false, tb ? 2 : 7, threads == 1 ? 0.5f : 0.0f,
