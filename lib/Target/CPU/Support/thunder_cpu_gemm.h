@@ -749,10 +749,12 @@ inline void in_register(dvec &v) { asm("" : "+v"(v)); }
 /// c[i, j] (=|+ beta *) sum_p a[i, p] b[j, p] for MR rows of A and NJ rows
 /// of B: MR x NJ vector accumulators over k, each B row read sequentially
 /// (the access a weight streamed from memory wants); a last partial vector
-/// of k is loaded masked.
+/// of k is loaded masked. Each step also prefetches a line of each of
+/// `ahead_rows` rows of B from `ahead` on (ldb apart), the rows the next
+/// tiles read.
 template <int MR, int NJ>
 inline void dot_tile(i64 k, const float *a, i64 lda, const float *b, i64 ldb, float *c,
-                     i64 ldc, float beta) {
+                     i64 ldc, float beta, const float *ahead = nullptr, int ahead_rows = 0) {
   dvec acc[MR][NJ];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
@@ -760,6 +762,8 @@ inline void dot_tile(i64 k, const float *a, i64 lda, const float *b, i64 ldb, fl
     for (int j = 0; j < NJ; ++j)
       acc[i][j] = dzero();
   auto step = [&](i64 p, auto load) __attribute__((always_inline)) {
+    for (int r = 0; r < ahead_rows; ++r)
+      _mm_prefetch(reinterpret_cast<const char *>(ahead + r * ldb + p), _MM_HINT_T1);
     dvec av[MR];
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
@@ -804,12 +808,13 @@ inline void dot_tile(i64 k, const float *a, i64 lda, const float *b, i64 ldb, fl
 /// dot_tile over up to kDotMR rows (`rows` of them) and NJ rows of B.
 template <int NJ, int R = kDotMR>
 inline void dot_rows(int rows, i64 k, const float *a, i64 lda, const float *b, i64 ldb,
-                     float *c, i64 ldc, float beta) {
+                     float *c, i64 ldc, float beta, const float *ahead = nullptr,
+                     int ahead_rows = 0) {
   if constexpr (R > 1) {
     if (rows < R)
-      return dot_rows<NJ, R - 1>(rows, k, a, lda, b, ldb, c, ldc, beta);
+      return dot_rows<NJ, R - 1>(rows, k, a, lda, b, ldb, c, ldc, beta, ahead, ahead_rows);
   }
-  dot_tile<R, NJ>(k, a, lda, b, ldb, c, ldc, beta);
+  dot_tile<R, NJ>(k, a, lda, b, ldb, c, ldc, beta, ahead, ahead_rows);
 }
 
 /// C[m, n] = A [m, k] @ B^T for B [n, k] (ldb), m <= kDotRows, then epi on
@@ -827,6 +832,8 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
   const i64 kblocks = std::max<i64>(1, (m * k + kDotAFloats - 1) / kDotAFloats);
   const i64 kc = ((k + kblocks - 1) / kblocks + kDotWidth - 1) / kDotWidth * kDotWidth;
   const bool copy_a = m > 1 && lda % 1024 == 0;
+  // Rows of the next B group each row group prefetches.
+  const i64 groups = (m + kDotMR - 1) / kDotMR, ahead_share = (NJ + groups - 1) / groups;
   const i64 lda_packed = copy_a ? kc + 16 : lda;
   const i64 blocks = (n + kBlock - 1) / kBlock;
   const int nt = static_cast<int>(std::min<i64>(threads, blocks));
@@ -851,12 +858,21 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
         for (i64 j = c0; j < c1; j += NJ) {
           const int nj = static_cast<int>(std::min<i64>(NJ, c1 - j));
           const float *bj = b + j * ldb + p0;
-          for (i64 i0 = 0; i0 < m; i0 += kDotMR) {
+          // The next group's B rows, [j + NJ, + NJ) x [p0, + kcur), are
+          // prefetched while this group runs, each row group taking a share
+          // of them: only the first row group reads B from memory, which
+          // would otherwise sit idle during the others.
+          const int next_rows = static_cast<int>(std::clamp<i64>(n - j - NJ, 0, NJ));
+          for (i64 i0 = 0, g = 0; i0 < m; i0 += kDotMR, ++g) {
             const int rows = static_cast<int>(std::min<i64>(kDotMR, m - i0));
             const float *ai = ablock + i0 * lda_packed;
             float *ci = c + i0 * ldc + j;
+            const int from = static_cast<int>(std::min<i64>(next_rows, g * ahead_share));
+            const int ahead_rows =
+                static_cast<int>(std::min<i64>(next_rows, (g + 1) * ahead_share)) - from;
+            const float *ahead = bj + (NJ + from) * ldb;
             if (nj == NJ)
-              dot_rows<NJ>(rows, kcur, ai, lda_packed, bj, ldb, ci, ldc, bt);
+              dot_rows<NJ>(rows, kcur, ai, lda_packed, bj, ldb, ci, ldc, bt, ahead, ahead_rows);
             else
               for (int jj = 0; jj < nj; ++jj)
                 dot_rows<1>(rows, kcur, ai, lda_packed, bj + jj * ldb, ldb, ci + jj, ldc, bt);
