@@ -160,3 +160,36 @@ func.func @reshape_to_rank_1_and_dead_reader(%x: tensor<1x16xf32>, %w: tensor<16
   %s = thunder.sum %v2 dims = [2] : tensor<2x4x32xf32> -> tensor<2x4xf32>
   return %r, %v2 : tensor<32xf32>, tensor<2x4x32xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @shared_scalar_dynamic
+// CHECK-NOT:   thunder.fusion pointwise
+// CHECK:       thunder.fusion gemm "gemm_matmul_mul_0"(%arg0, %arg1)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    thunder.constant dense<5.000000e-01>
+// CHECK-NEXT:    thunder.matmul
+// CHECK-NEXT:    thunder.broadcast
+// CHECK-NEXT:    thunder.mul
+// CHECK:       thunder.fusion gemm "gemm_matmul_mul_1"
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    thunder.constant dense<5.000000e-01>
+// CHECK-NEXT:    thunder.matmul
+// CHECK-NEXT:    thunder.broadcast
+// CHECK-NEXT:    thunder.mul
+// CHECK-NOT:   thunder.broadcast
+// CHECK:       return
+
+// A scalar broadcast to a dynamic shape (no splat constant can have it),
+// read by two epilogues: each kernel carries its own copy of the scalar and
+// its view, after the matmul (the anchor stays the first op that is not a
+// constant); nothing is left outside to become a tensor of its own.
+func.func @shared_scalar_dynamic(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  %c = thunder.constant dense<5.000000e-01> : tensor<f32>
+  %h = thunder.broadcast %c, dims = [] : tensor<f32> -> tensor<?x8xf32>
+  %m1 = thunder.matmul %x, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %a = thunder.mul %m1, %h : tensor<?x8xf32>
+  %m2 = thunder.matmul %a, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %b = thunder.mul %m2, %h : tensor<?x8xf32>
+  return %b : tensor<?x8xf32>
+}

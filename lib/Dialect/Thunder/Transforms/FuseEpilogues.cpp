@@ -26,13 +26,15 @@ using namespace mlir::thunder::fusion;
 namespace {
 
 /// Views of a broadcast operand (bias) read only by `user`: they join the
-/// epilogue so it reads the small tensor directly.
+/// epilogue so it reads the small tensor directly. (Views of a splat are
+/// copied in by outlineGroup instead: as members they would come before the
+/// anchor, the op the backends find first.)
 void absorbOperandViews(Operation *user, Operation *anchor,
                         llvm::SetVector<Operation *> &group,
                         const Positions &positions) {
   for (Value operand : user->getOperands()) {
     Operation *def = operand.getDefiningOp();
-    while (def && def != anchor && !group.contains(def) &&
+    while (def && def != anchor && !group.contains(def) && !isSplatValue(def) &&
            isa<BroadcastOp, ExpandOp, ReshapeOp>(def) &&
            llvm::all_of(def->getUsers(),
                         [&](Operation *u) { return group.contains(u) || u == user; }) &&

@@ -1,6 +1,8 @@
 //===- FusionRules.cpp - What may be fused, and why not -------------------===//
 #include "FusionRules.h"
 
+#include <functional>
+
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
@@ -39,6 +41,12 @@ bool isSplatConstant(Operation *op) {
   return constant && isa<SplatElementsAttr>(constant.getValue());
 }
 
+bool isSplatValue(Operation *op) {
+  while (isa_and_nonnull<BroadcastOp, ExpandOp, ReshapeOp>(op) && op->getNumOperands() == 1)
+    op = op->getOperand(0).getDefiningOp();
+  return isSplatConstant(op);
+}
+
 bool isCheapToDuplicate(Operation *op) {
   return isSplatConstant(op) ||
          isa<BroadcastOp, ExpandOp, ReshapeOp, TransposeOp, SliceOp, ConvertOp,
@@ -52,7 +60,7 @@ bool isDuplicable(Operation *op) {
     return false;
   unsigned tensors = 0;
   for (Value operand : op->getOperands())
-    tensors += !isSplatConstant(operand.getDefiningOp());
+    tensors += !isSplatValue(operand.getDefiningOp());
   return tensors <= 1;
 }
 
@@ -176,9 +184,19 @@ FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
         continue;
       // A library call (GEMM, convolution) reads its operands from memory: a
       // splat it takes stays outside, where the backend gives it a buffer.
-      if (cloneSplats && isSplatConstant(def) && !isa<MatmulOp, ConvolutionOp>(op))
-        splats.insert(def);
-      else
+      // Views of a splat come along with it, the constant first (a dynamic
+      // shape's scalar broadcast, shared by every layer that multiplies by
+      // the scalar, was else a tensor of its own written once and read by
+      // each of them).
+      if (cloneSplats && isSplatValue(def) && !isa<MatmulOp, ConvolutionOp>(op)) {
+        SmallVector<Operation *> chain;
+        for (Operation *view = def; view; view = view->getNumOperands() == 1
+                                                     ? view->getOperand(0).getDefiningOp()
+                                                     : nullptr)
+          chain.push_back(view);
+        for (Operation *view : llvm::reverse(chain))
+          splats.insert(view);
+      } else
         inputs.insert(operand);
     }
     for (Value result : op->getResults())
@@ -205,10 +223,24 @@ FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
   for (auto [input, arg] : llvm::zip(inputs, body.getArguments()))
     mapping.map(input, arg);
   OpBuilder inner = OpBuilder::atBlockEnd(&body);
+  // Splat constants first; their views just before the op that reads them,
+  // so that the kernel's first op that is not a constant is still its anchor
+  // (a GEMM's matmul: the emitters look for it there).
   for (Operation *splat : splats)
-    inner.clone(*splat, mapping);
-  for (Operation *op : ops)
+    if (isa<ConstantOp>(splat))
+      inner.clone(*splat, mapping);
+  std::function<void(Value)> cloneView = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !splats.contains(def) || mapping.contains(v))
+      return;
+    cloneView(def->getOperand(0));
+    inner.clone(*def, mapping);
+  };
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands())
+      cloneView(operand);
     inner.clone(*op, mapping);
+  }
   SmallVector<Value> yielded;
   for (Value r : results)
     yielded.push_back(mapping.lookup(r));
@@ -220,7 +252,7 @@ FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
     });
   for (Operation *op : llvm::reverse(ops))
     op->erase();
-  for (Operation *splat : splats)
+  for (Operation *splat : llvm::reverse(splats)) // views before their constant
     if (splat->use_empty())
       splat->erase();
   return fusion;

@@ -48,6 +48,12 @@ bool isDuplicable(Operation *op);
 /// A splat `thunder.constant`: fusion regions carry their own copy.
 bool isSplatConstant(Operation *op);
 
+/// A splat constant or a view of one (broadcast, expand, reshape): the same
+/// value at every index. A scalar broadcast to a dynamic shape stays such a
+/// view (a splat constant needs a static shape): fusion regions carry their
+/// own copy of the whole chain, as of a splat.
+bool isSplatValue(Operation *op);
+
 /// The row structure of a reduction over trailing dims: `outer` dims are
 /// kept, the trailing `inner` dims are reduced. std::nullopt when the
 /// reduced dims are not the trailing ones.
