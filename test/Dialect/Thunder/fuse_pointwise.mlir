@@ -65,6 +65,34 @@ func.func @shared_cheap(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32
 
 // -----
 
+// CHECK-LABEL: func.func @shared_cheap_dynamic_scalar
+// CHECK-NOT:   thunder.broadcast
+// CHECK:       thunder.fusion pointwise "pointwise_mul_transpose_exp_{{[0-9]+}}"
+// CHECK:         thunder.constant
+// CHECK-NEXT:    thunder.broadcast
+// CHECK-NEXT:    thunder.mul
+// CHECK:       thunder.fusion pointwise "pointwise_mul_tanh_{{[0-9]+}}"
+// CHECK:         thunder.broadcast
+// CHECK-NEXT:    thunder.mul
+// CHECK-NOT:   thunder.fusion
+// CHECK:       return
+
+// The same at a dynamic batch, the producer a product with a scalar: the
+// scalar is a broadcast of a 0-d constant there, which counts as a splat
+// (isSplatValue), so the product reads one tensor and is copied too; each
+// kernel carries its own scalar.
+func.func @shared_cheap_dynamic_scalar(%x: tensor<?x8xf32>) -> (tensor<8x?xf32>, tensor<?x8xf32>) {
+  %c = thunder.constant dense<5.000000e-01> : tensor<f32>
+  %h = thunder.broadcast %c, dims = [] : tensor<f32> -> tensor<?x8xf32>
+  %s = thunder.mul %x, %h : tensor<?x8xf32>
+  %t = thunder.transpose %s, permutation = [1, 0] : tensor<?x8xf32> -> tensor<8x?xf32>
+  %a = thunder.exp %t : tensor<8x?xf32>
+  %b = thunder.tanh %s : tensor<?x8xf32>
+  return %a, %b : tensor<8x?xf32>, tensor<?x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @no_recompute_across_broadcast
 // CHECK:       %[[E:.+]] = thunder.fusion pointwise "pointwise_exp_{{[0-9]+}}"
 // CHECK:       thunder.fusion pointwise "pointwise_neg_{{[0-9]+}}"(%[[E]])

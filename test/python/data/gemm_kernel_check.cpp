@@ -74,8 +74,10 @@ static void check(i64 m, i64 n, i64 k, bool ta, bool tb, bool prepack, int epi, 
     }
 }
 
-/// matmul_f32 over batches with an epilogue that records its rows.
-static void check_batched(i64 batch, i64 m, i64 n, i64 k, bool shared, bool prepack) {
+/// matmul_f32 over batches with an epilogue that records its rows; B [k, n],
+/// or [n, k] when `tb`.
+static void check_batched(i64 batch, i64 m, i64 n, i64 k, bool shared, bool prepack,
+                          bool tb = false) {
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<float> a(batch * m * k), b((shared ? 1 : batch) * k * n), c(batch * m * n);
@@ -93,23 +95,54 @@ static void check_batched(i64 batch, i64 m, i64 n, i64 k, bool shared, bool prep
         c[r * n + j] += 1.0f;
   };
   matmul_f32(a.data(), prepack ? nullptr : b.data(), prepack ? packed.data() : nullptr,
-             c.data(), batch, m, n, k, false, false, shared, epi);
+             c.data(), batch, m, n, k, false, tb, shared, epi);
   for (i64 s = 0; s < batch; ++s)
     for (i64 i = 0; i < m; ++i)
       for (i64 j = 0; j < n; ++j) {
         double r = 1, mag = 1;
         const float *bs = b.data() + (shared ? 0 : s * k * n);
         for (i64 p = 0; p < k; ++p) {
-          r += double(a[(s * m + i) * k + p]) * bs[p * n + j];
-          mag += std::fabs(double(a[(s * m + i) * k + p]) * bs[p * n + j]);
+          const double y = tb ? bs[j * k + p] : bs[p * n + j];
+          r += double(a[(s * m + i) * k + p]) * y;
+          mag += std::fabs(double(a[(s * m + i) * k + p]) * y);
         }
         if (!(std::fabs(c[(s * m + i) * n + j] - r) <= 1e-5 * (mag + 4))) {
           if (failures++ < 5)
-            std::printf("batched mismatch batch=%lld m=%lld n=%lld k=%lld shared=%d\n",
-                        (long long)batch, (long long)m, (long long)n, (long long)k, shared);
+            std::printf("batched mismatch batch=%lld m=%lld n=%lld k=%lld shared=%d tb=%d\n",
+                        (long long)batch, (long long)m, (long long)n, (long long)k, shared, tb);
           return;
         }
       }
+}
+
+/// C (ldc) = A (lda) @ B^T for B [n, k] (ldb), rows of each longer than k:
+/// the dot-product path's reads and its copy of A at strides other than k.
+static void check_dot_strided(i64 m, i64 n, i64 k, i64 lda, i64 ldb, i64 ldc) {
+  std::mt19937 gen(static_cast<unsigned>(m * 5 + n + k));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> a(m * lda), b(n * ldb), c(m * ldc, 7.0f);
+  for (float &x : a) x = dist(gen);
+  for (float &x : b) x = dist(gen);
+  sgemm(m, n, k, a.data(), lda, false, b.data(), ldb, true, nullptr, c.data(), ldc, 0.0f,
+        NoEpilogue{}, 2);
+  for (i64 i = 0; i < m; ++i)
+    for (i64 j = 0; j < ldc; ++j) {
+      double r = 7.0, mag = 1;  // past n: untouched
+      if (j < n) {
+        r = 0;
+        for (i64 p = 0; p < k; ++p) {
+          r += double(a[i * lda + p]) * b[j * ldb + p];
+          mag += std::fabs(double(a[i * lda + p]) * b[j * ldb + p]);
+        }
+      }
+      if (!(std::fabs(c[i * ldc + j] - r) <= 1e-5 * (mag + 4))) {
+        if (failures++ < 5)
+          std::printf("strided dot mismatch m=%lld n=%lld k=%lld lda=%lld at [%lld, %lld]\n",
+                      (long long)m, (long long)n, (long long)k, (long long)lda, (long long)i,
+                      (long long)j);
+        return;
+      }
+    }
 }
 
 /// A row-major A packed once (pack_a_once_f32, a convolution's constant
@@ -184,12 +217,15 @@ int main() {
       check(m, n, 600, false, false, false, static_cast<int>(m % 10), m == 9 ? 0.5f : 0.0f, 2);
 #ifdef THUNDER_GEMM_HAS_DOT
   // nn.Linear's [n, k] B read in place as dot products up to kDotRows rows
-  // (packed per tile beyond): row, column and k tails; k in blocks where
-  // m k > kDotAFloats (beta applies to the first only); rows of A 4 KiB
-  // apart (k = 1024, 2048), copied first; both sides of the bound.
+  // for k >= kDotMinDepth and a column block per thread (packed per tile
+  // otherwise): row, column and k tails; k in blocks where m k >
+  // kDotAFloats (beta applies to the first only); rows of A 4 KiB apart
+  // (k = 1024, 2048), copied first; both sides of each bound.
   static_assert(128 * 1000 > kDotAFloats && 100 * 2048 > 2 * kDotAFloats);
-  for (auto [m, n, k] : {std::tuple<i64, i64, i64>{9, 103, 300}, {40, 70, 1024}, {100, 130, 2048},
-                         {128, 67, 1000}, {kDotRows, 64, 33}, {kDotRows + 1, 67, 1000}})
+  for (auto [m, n, k] :
+       {std::tuple<i64, i64, i64>{9, 103, 600}, {40, 70, 1024}, {100, 130, 2048},
+        {128, 67, 1000}, {kDotRows, 130, kDotMinDepth + 7}, {16, 130, kDotMinDepth - 1},
+        {kDotRows + 1, 67, 1000}, {32, kDotBlock, 1000}})
     for (float beta : {0.0f, 0.5f})
       check(m, n, k, false, true, false, static_cast<int>((m + k) % 10), beta, 2);
 #endif
@@ -210,6 +246,15 @@ int main() {
     for (bool prepack : {false, true})
       if (shared || !prepack)
         check_batched(3, 17, 33, 65, shared, prepack);
+#ifdef THUNDER_GEMM_HAS_DOT
+  // [n, k] B per batch slice, each slice's dot products on one thread of the
+  // batch loop (the copy of A per thread), rows of A 4 KiB apart; and
+  // strides longer than k (A copied: lda 2048; read in place: lda 1000).
+  for (bool shared : {false, true})
+    check_batched(3, 40, 70, 1024, shared, false, /*tb=*/true);
+  check_dot_strided(40, 70, 1000, 2048, 1040, 75);
+  check_dot_strided(9, 33, 700, 1000, 701, 40);
+#endif
   // A packed once: one panel, partial panels, several row and kc blocks, and
   // more than sgemm would share (m * k > kSharedAFloats); an empty sum (k 0);
   // with and without a bias per row.

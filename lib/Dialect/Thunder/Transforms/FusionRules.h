@@ -39,7 +39,8 @@ bool isCheapToDuplicate(Operation *op);
 
 /// Whether a kernel may take a private copy of `op` (read elsewhere too): it
 /// is cheap (isCheapToDuplicate) and reads at most one tensor besides splat
-/// constants. A copied binary op would make the kernel read both operands,
+/// values (isSplatValue: at a dynamic batch `x * 0.5` reads a broadcast of
+/// the scalar, copied as the static case's splat is). A copied binary op would make the kernel read both operands,
 /// and copies of copies would pull whole chains into every kernel that ends
 /// one (a residual stream, added to in every block, would be recomputed from
 /// its start in each, and every block's output kept alive to the end).
@@ -88,11 +89,13 @@ private:
 
 /// Wraps `ops` (top-level ops of one block, in block order) into one
 /// `thunder.fusion` of `kind`, placed at the last op; values used outside
-/// become its results. Splat constants the group reads are cloned inside.
-/// The block is re-sorted topologically afterwards, so the group must be
-/// acyclic with respect to the rest (Positions::wouldCreateCycle). Splat
-/// constants are cloned in unless `cloneSplats` is false (library kernels
-/// read every operand from memory).
+/// become its results. The block is re-sorted topologically afterwards, so
+/// the group must be acyclic with respect to the rest
+/// (Positions::wouldCreateCycle). Splat values the group reads (isSplatValue:
+/// splat constants and their views) are cloned inside, the constants first
+/// and each view just before its reader, unless `cloneSplats` is false
+/// (library kernels read every operand from memory); a library op's own
+/// operands are never cloned.
 FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
                       bool cloneSplats = true);
 

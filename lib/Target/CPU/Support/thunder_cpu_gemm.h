@@ -663,7 +663,8 @@ struct BiasActResidual {
 
 /// Per-thread packing buffers, kept across calls (a run allocates nothing
 /// once warm): 0, a tile's A block; 1, a tile's B block; 2, the whole of A
-/// packed by the calling thread's team (up to kSharedAFloats).
+/// packed by the calling thread's team (up to kSharedAFloats), or its rows
+/// copied for the dot-product path (dot_gemm: m x (k + 16 per kc block)).
 inline float *thread_buffer(int which, size_t floats) {
   static thread_local std::vector<float> buffers[3];
   std::vector<float> &v = buffers[which];
@@ -685,6 +686,12 @@ inline float *thread_buffer(int which, size_t floats) {
 /// every group of rows; the packing path would first copy it, transposing,
 /// in a pass that waits on memory.
 constexpr i64 kDotRows = 128;
+/// Beyond this many rows, only for k of at least kDotMinDepth and a block of
+/// kDotBlock columns for each thread: shorter dot products spend about as
+/// long reducing as multiplying (one thread, against packing: 0.78x at
+/// m = 128, k = 64, attention's scores; 0.91x at k = 128, 0.95-0.98x at 256),
+/// and the packing path splits rows among threads too.
+constexpr i64 kDotFewRows = 8, kDotMinDepth = 512, kDotBlock = 64;
 /// Floats of A (m x kc) that stay in L2 while a block of columns runs over
 /// them: k is split into blocks of kc where m k is larger.
 constexpr i64 kDotAFloats = 96 * 1024;
@@ -828,7 +835,7 @@ template <class Epi>
 void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 ldb,
               float *c, i64 ldc, float beta, const Epi &epi, int threads) {
   constexpr int NJ = kDotCols;
-  constexpr i64 kBlock = 64; // columns per epilogue call
+  constexpr i64 kBlock = kDotBlock; // columns per epilogue call
   const i64 kblocks = std::max<i64>(1, (m * k + kDotAFloats - 1) / kDotAFloats);
   const i64 kc = ((k + kblocks - 1) / kblocks + kDotWidth - 1) / kDotWidth * kDotWidth;
   const bool copy_a = m > 1 && lda % 1024 == 0;
@@ -870,7 +877,7 @@ void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 
             const int from = static_cast<int>(std::min<i64>(next_rows, g * ahead_share));
             const int ahead_rows =
                 static_cast<int>(std::min<i64>(next_rows, (g + 1) * ahead_share)) - from;
-            const float *ahead = bj + (NJ + from) * ldb;
+            const float *ahead = ahead_rows > 0 ? bj + (NJ + from) * ldb : nullptr;
             if (nj == NJ)
               dot_rows<NJ>(rows, kcur, ai, lda_packed, bj, ldb, ci, ldc, bt, ahead, ahead_rows);
             else
@@ -915,7 +922,9 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
     return;
   }
 #ifdef THUNDER_GEMM_HAS_DOT
-  if (!packed && !packed_a && !row_bias && tb && !ta && m <= kDotRows) {
+  if (!packed && !packed_a && !row_bias && tb && !ta &&
+      (m <= kDotFewRows || (m <= kDotRows && k >= kDotMinDepth &&
+                            (n + kDotBlock - 1) / kDotBlock >= threads))) {
     dot_gemm(m, n, k, a, lda, b, ldb, c, ldc, beta, epi, threads);
     return;
   }
@@ -1009,7 +1018,9 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
         // [n, k] B beyond 16 rows: m = 32-128 read 0.90-0.96x with them (why
         // was not found: its next block is about 17 lines from each of up to
         // 512 rows, and a [k, n] B's, which gains, about as many from each of
-        // 256); at m = 16, 1.16x.
+        // 256); at m = 16, 1.16x. (Such a B is packed here now only where
+        // the dot-product path does not take it: k < kDotMinDepth, few
+        // columns, more than kDotRows rows.)
         Ahead next_block;
         if (pack_here && !last && (!tb || rows1 - rows0 <= kAheadTbRows)) {
           const i64 next_kc = std::min(kKC, k - p0 - kc);
