@@ -1,8 +1,6 @@
 //===- FusionRules.cpp - What may be fused, and why not -------------------===//
 #include "FusionRules.h"
 
-#include <functional>
-
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
@@ -41,11 +39,24 @@ bool isSplatConstant(Operation *op) {
   return constant && isa<SplatElementsAttr>(constant.getValue());
 }
 
-bool isSplatValue(Operation *op) {
-  while (isa_and_nonnull<BroadcastOp, ExpandOp, ReshapeOp>(op) && op->getNumOperands() == 1)
+namespace {
+/// The ops from a splat constant to `op`, the constant first, when `op` is a
+/// splat value (isSplatValue); else empty.
+SmallVector<Operation *> splatChain(Operation *op) {
+  SmallVector<Operation *> chain;
+  while (isa_and_nonnull<BroadcastOp, ExpandOp, ReshapeOp>(op) && op->getNumOperands() == 1) {
+    chain.push_back(op);
     op = op->getOperand(0).getDefiningOp();
-  return isSplatConstant(op);
+  }
+  if (!isSplatConstant(op))
+    return {};
+  chain.push_back(op);
+  std::reverse(chain.begin(), chain.end());
+  return chain;
 }
+} // namespace
+
+bool isSplatValue(Operation *op) { return !splatChain(op).empty(); }
 
 bool isCheapToDuplicate(Operation *op) {
   return isSplatConstant(op) ||
@@ -188,15 +199,12 @@ FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
       // shape's scalar broadcast, shared by every layer that multiplies by
       // the scalar, was else a tensor of its own written once and read by
       // each of them).
-      if (cloneSplats && isSplatValue(def) && !isa<MatmulOp, ConvolutionOp>(op)) {
-        SmallVector<Operation *> chain;
-        for (Operation *view = def; view; view = view->getNumOperands() == 1
-                                                     ? view->getOperand(0).getDefiningOp()
-                                                     : nullptr)
-          chain.push_back(view);
-        for (Operation *view : llvm::reverse(chain))
-          splats.insert(view);
-      } else
+      SmallVector<Operation *> chain;
+      if (cloneSplats && !isa<MatmulOp, ConvolutionOp>(op))
+        chain = splatChain(def);
+      if (!chain.empty())
+        splats.insert(chain.begin(), chain.end());
+      else
         inputs.insert(operand);
     }
     for (Value result : op->getResults())
@@ -229,16 +237,17 @@ FusionOp outlineGroup(ArrayRef<Operation *> ops, FusionKind kind,
   for (Operation *splat : splats)
     if (isa<ConstantOp>(splat))
       inner.clone(*splat, mapping);
-  std::function<void(Value)> cloneView = [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def || !splats.contains(def) || mapping.contains(v))
-      return;
-    cloneView(def->getOperand(0));
-    inner.clone(*def, mapping);
-  };
   for (Operation *op : ops) {
-    for (Value operand : op->getOperands())
-      cloneView(operand);
+    for (Value operand : op->getOperands()) {
+      // The operand's views not yet in the region, the outermost first.
+      SmallVector<Operation *> views;
+      for (Operation *def = operand.getDefiningOp();
+           def && splats.contains(def) && !mapping.contains(def->getResult(0));
+           def = def->getOperand(0).getDefiningOp())
+        views.push_back(def);
+      for (Operation *view : llvm::reverse(views))
+        inner.clone(*view, mapping);
+    }
     inner.clone(*op, mapping);
   }
   SmallVector<Value> yielded;

@@ -40,10 +40,11 @@ bool isCheapToDuplicate(Operation *op);
 /// Whether a kernel may take a private copy of `op` (read elsewhere too): it
 /// is cheap (isCheapToDuplicate) and reads at most one tensor besides splat
 /// values (isSplatValue: at a dynamic batch `x * 0.5` reads a broadcast of
-/// the scalar, copied as the static case's splat is). A copied binary op would make the kernel read both operands,
-/// and copies of copies would pull whole chains into every kernel that ends
-/// one (a residual stream, added to in every block, would be recomputed from
-/// its start in each, and every block's output kept alive to the end).
+/// the scalar, copied as the static case's splat is). A copied binary op
+/// would make the kernel read both operands, and copies of copies would pull
+/// whole chains into every kernel that ends one (a residual stream, added to
+/// in every block, would be recomputed from its start in each, and every
+/// block's output kept alive to the end).
 bool isDuplicable(Operation *op);
 
 /// A splat `thunder.constant`: fusion regions carry their own copy.
