@@ -10,6 +10,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -163,6 +164,30 @@ def test_interleaved_rotates_and_times_every_contender():
         assert len(set(follows.values())) == 1 and len(follows) == n * (n - 1), n
     stats = measure.summarize([3.0, 1.0, 2.0, 10.0])
     assert stats["median_ms"] == 2.5 and stats["min_ms"] == 1.0 and stats["max_ms"] == 10.0
+
+
+def test_settle_waits_for_a_spinning_thread():
+    """A thread that spins after a contender's call (ONNX Runtime's pool does, ~45 ms)
+    must be idle before the next sample starts; an idle process is not kept waiting."""
+    import threading
+    stop = time.perf_counter() + 0.15
+
+    def spin():
+        while time.perf_counter() < stop:
+            pass
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    waited = measure.settle(max_s=2.0)
+    assert 0.1 <= waited < 1.0, waited
+    spinner.join()
+    assert measure.settle(max_s=2.0) < 0.1
+    # A process that never goes quiet is waited for at most max_s.
+    stop = time.perf_counter() + 1.0
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    assert measure.settle(max_s=0.2) < 0.5
+    spinner.join()
 
 
 def test_report_geomean_and_failures():

@@ -92,23 +92,39 @@ def balanced_order(n: int, r: int) -> list[int]:
     return order
 
 
+def settle(max_s: float = 0.5, window_s: float = 0.005, busy: float = 0.2) -> float:
+    """Waits until this process's threads are idle: until a `window_s` window in which they
+    used at most `busy` of one CPU, or `max_s`. Returns the seconds waited.
+
+    A thread pool that spins after its run takes a CPU from whatever runs next. ONNX
+    Runtime's pool spins about 45 ms after each call on the 2-vCPU machines of
+    performance.md; on two CPUs the next contender's two threads then share one, and a
+    ViT call right after ONNX Runtime's took 229 ms against 187-198 ms after eager's or
+    after a pause (tools/bench, 2026-12-05). Each contender's sample starts on an idle
+    process, as it would in a process of its own; a contender's spinning between its
+    own back-to-back calls within a sample still counts for it."""
+    start = time.perf_counter()
+    while True:
+        cpu, mark = time.process_time(), time.perf_counter()
+        time.sleep(window_s)
+        now = time.perf_counter()
+        if time.process_time() - cpu <= busy * (now - mark) or now - start >= max_s:
+            return now - start
+
+
 def interleaved(fns: dict[str, Callable[[], object]], inner: dict[str, int], rounds: int,
-                sync: Callable[[], None] = lambda: None,
-                settle_s: float = 0.05) -> dict[str, list[float]]:
+                sync: Callable[[], None] = lambda: None) -> dict[str, list[float]]:
     """Times every callable once per round, in an order that changes each round
     (balanced_order), so that a slow phase of the machine falls on every contender alike.
-    Each sample is the mean of `inner[name]` back-to-back calls, in ms."""
+    Each sample is the mean of `inner[name]` back-to-back calls, in ms, started once the
+    threads of the contender before have gone idle (settle)."""
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
-        if r:
-            # Between rounds the last contender of one would always precede the first of
-            # the next (the design balances the pairs within a round): a pause lets the
-            # threads of the one before stop spinning.
-            time.sleep(settle_s)
         for name in (names[i] for i in balanced_order(len(names), r)):
             fn, n = fns[name], inner[name]
             sync()
+            settle()
             start = time.perf_counter()
             for _ in range(n):
                 fn()
