@@ -61,6 +61,62 @@ def test_conv_zoo_dynamic_batch(name, cache_dir):
     assert len(compiled.compiles) == 1, [r.signature for r in compiled.compiles]
 
 
+class ClampEpilogues(torch.nn.Module):
+    """Convolutions and a GEMM whose whole epilogue is a clamp, which their kernels apply
+    to their registers before the store (thunder_cpu_gemm_api.h's EpilogueRef::clamping):
+    a pointwise convolution with a folded BatchNorm (a constant filter: the packed path)
+    and ReLU6, a strided depthwise one with hardtanh, a pointwise one with ReLU (no upper
+    bound), a bias-free Linear with a lower clamp only."""
+
+    def __init__(self):
+        super().__init__()
+        self.pw = torch.nn.Conv2d(8, 24, 1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(24)
+        self.dw = torch.nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.pw2 = torch.nn.Conv2d(24, 40, 1)
+        self.fc = torch.nn.Linear(40, 48, bias=False)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+            self.bn.weight.uniform_(0.5, 2.0)
+        self.eval()
+
+    def forward(self, x):
+        x = torch.nn.functional.relu6(self.bn(self.pw(x)))
+        x = torch.nn.functional.hardtanh(self.dw(x), -0.5, 0.75)
+        x = torch.relu(self.pw2(x))
+        return self.fc(x.mean((2, 3))).clamp(min=-0.05)
+
+
+def test_clamp_epilogues_in_registers(cache_dir, tmp_path, thunder_compile):
+    """Each clamp-only epilogue is marked for the kernel's registers in the generated
+    code, and the results match eager: values past both bounds (the inputs are scaled
+    well beyond them), and NaN and infinities, which clamp keeps (NaN) or bounds."""
+    torch.manual_seed(0)
+    model = ClampEpilogues()
+    x = torch.randn(2, 8, 17, 15) * 3
+    x[0, 1, 2, 3] = float("nan")
+    x[1, 4, 8, 8] = float("inf")
+    x[1, 5, 0, 0] = -float("inf")
+    archive = tmp_path / "clamps.pt2"
+    torch.export.save(capture.capture(model, (x,)), archive)
+    result = subprocess.run([str(thunder_compile), str(archive), "--compile-to=source",
+                             "-o", str(tmp_path / "src")], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    sources = "".join(p.read_text() for p in (tmp_path / "src" / "kernels").glob("*.cpp"))
+    marks = re.findall(r"EpilogueRef\(epilogue\)\.clamping\(([^;]*)\)\)", sources)
+    assert len(marks) == 4, marks
+    assert sum("__builtin_inff()" in m for m in marks) == 2, marks  # ReLU, clamp(min=)
+    expected = eager(model, (x,))
+    assert expected.isnan().any() and (expected == -0.05).any()
+    for static in (True, False):
+        compiled = thunder.compile(model, (x,), dynamic=not static, cache_dir=cache_dir,
+                                   progress=False)
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-5, atol=1e-5,
+                                   equal_nan=True)
+
+
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_zoo_cli_then_load(name, tmp_path, thunder_compile):
     """A static .pt2 compiled by thunder-compile and run with thunder.load."""

@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 using namespace mlir;
@@ -36,6 +38,75 @@ namespace thunder::cpu {
 namespace {
 
 bool isRowOp(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op); }
+
+} // namespace
+
+/// The EpilogueRef of a kernel whose epilogue lambda is `lambda`: marked as a
+/// clamp (thunder_cpu_gemm_api.h) when the kernel is `anchor`, an fp32
+/// result, then only a chain of clamps of it: thunder.clamp, thunder.relu,
+/// thunder.maximum / minimum with a splat constant (ReLU6 after a
+/// convolution, clamp_min after a matmul). The GEMM and depthwise kernels
+/// then clamp their registers before they store them instead of calling the
+/// lambda on each finished tile.
+std::string epilogueRef(FusionOp fusion, Operation *anchor, llvm::StringRef lambda) {
+  std::string ref = ("thunder_gemm::EpilogueRef(" + lambda + ")").str();
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  Value v = anchor->getResult(0);
+  if (yield.getValues().size() != 1 ||
+      !cast<ShapedType>(v.getType()).getElementType().isF32())
+    return ref;
+  // The chain as one clamp to [lo, hi]: after max(., c), [max(lo, c),
+  // max(hi, c)]; after min(., c), [min(lo, c), min(hi, c)].
+  const double inf = std::numeric_limits<double>::infinity();
+  double lo = -inf, hi = inf;
+  auto withMax = [&](double c) { lo = std::max(lo, c), hi = std::max(hi, c); };
+  auto withMin = [&](double c) { lo = std::min(lo, c), hi = std::min(hi, c); };
+  auto splat = [&](Value c) -> std::optional<double> {
+    auto constant = c.getDefiningOp<ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+    if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+      return std::nullopt;
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  };
+  unsigned links = 0;
+  while (v != yield.getValues()[0]) {
+    if (!v.hasOneUse())
+      return ref;
+    Operation *user = *v.getUsers().begin();
+    if (auto clamp = dyn_cast<ClampOp>(user)) {
+      if (auto min = clamp.getMin())
+        withMax(static_cast<float>(min->convertToDouble()));
+      if (auto max = clamp.getMax())
+        withMin(static_cast<float>(max->convertToDouble()));
+    } else if (isa<ReluOp>(user)) {
+      withMax(0.0);
+    } else if (isa<MaximumOp, MinimumOp>(user)) {
+      Value other = user->getOperand(user->getOperand(0) == v ? 1 : 0);
+      std::optional<double> c = splat(other);
+      if (!c || other == v)
+        return ref;
+      isa<MaximumOp>(user) ? withMax(*c) : withMin(*c);
+    } else {
+      return ref;
+    }
+    v = user->getResult(0);
+    ++links;
+  }
+  // Nothing else computed in the kernel (its constants aside).
+  auto computed = llvm::make_filter_range(body.without_terminator(),
+                                          [](Operation &op) { return !isa<ConstantOp>(op); });
+  if (!links || llvm::range_size(computed) != links + 1)
+    return ref;
+  auto bound = [&](double b) -> std::string {
+    if (std::isinf(b))
+      return b < 0 ? "-__builtin_inff()" : "__builtin_inff()";
+    return "static_cast<float>(" + doubleLiteral(b) + ")";
+  };
+  return ref + ".clamping(" + bound(lo) + ", " + bound(hi) + ")";
+}
+
+namespace {
 
 /// The trailing dims a reduction reduces (how many).
 int64_t reducedCount(Operation *op) {
@@ -328,7 +399,7 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
             [&](BodyEmitter &body) { body.bindMemory(anchor->getResult(0), "library"); },
             "epilogue", /*tileRowDims=*/2)))
       return failure();
-    if (failed(emitOp(anchor, os, "epilogue")))
+    if (failed(emitOp(anchor, os, epilogueRef(fusion, anchor, "epilogue"))))
       return failure();
     os << "  }\n";
     return success();

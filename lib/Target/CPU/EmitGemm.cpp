@@ -319,7 +319,8 @@ FailureOr<bool> Emitter::emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os) 
   if (tiled) {
     if (failed(emitPointwiseKernel(fusion, os, bind, "epilogue")))
       return failure();
-    os << "    thunder_gemm::matmul_f32(" << pointers << ", " << rest << ", epilogue);\n  }\n";
+    os << "    thunder_gemm::matmul_f32(" << pointers << ", " << rest << ", "
+       << epilogueRef(fusion, m, "epilogue") << ");\n  }\n";
     return true;
   }
   // Results of other shapes: the GEMM, then the epilogue as its own pass.

@@ -60,7 +60,8 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
     int layout = convLayouts.lookup(c);
     if (convEpilogue.empty() && !layout)
       return last;
-    last += ", thunder_gemm::EpilogueRef(" + convEpilogue.str() + ")";
+    last += ", " + (convEpilogue.empty() ? std::string("thunder_gemm::EpilogueRef()")
+                                         : convEpilogue.str());
     if (layout)
       last += ", " + std::to_string(layout);
     return last;

@@ -30,6 +30,12 @@ std::string doubleLiteral(double v);
 
 namespace thunder::cpu {
 
+/// The C++ expression of a thunder_gemm::EpilogueRef over the tile lambda
+/// `lambda` of `fusion`, whose library op is `anchor`: marked as a clamp
+/// where the epilogue is one (EmitFusion.cpp).
+std::string epilogueRef(mlir::thunder::FusionOp fusion, mlir::Operation *anchor,
+                        llvm::StringRef lambda);
+
 namespace func = mlir::func;
 using ::thunder::EmittedSources;
 using ::thunder::PlanDim;
@@ -85,7 +91,8 @@ private:
   void emitShapes(llvm::raw_ostream &os);
   LogicalResult emitConstant(ConstantOp op, llvm::raw_ostream &os);
   /// One op as a library call or loop; a convolution calls `convEpilogue`
-  /// (a tile lambda emitPointwiseKernel wrote) on its output, if given.
+  /// (the C++ expression of a thunder_gemm::EpilogueRef over a tile lambda
+  /// that emitPointwiseKernel wrote) on its output, if given.
   LogicalResult emitOp(Operation *op, llvm::raw_ostream &os,
                        llvm::StringRef convEpilogue = {});
   /// One kernel (EmitFusion.cpp).

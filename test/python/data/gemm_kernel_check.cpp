@@ -180,6 +180,73 @@ static void check_packed_a(i64 m, i64 n, i64 k, bool with_bias) {
     }
 }
 
+/// An epilogue marked as a clamp (EpilogueRef::clamping, what ReLU6 after a
+/// convolution compiles to): C = clamp(op(A) op(B) + beta C0 (+ a bias per
+/// row through gemm_packed_a), lo, hi), NaN kept (row 1 of A holds one).
+/// The microkernels clamp their registers and do not call the epilogue;
+/// the dot-product path (few rows of an [n, k] B) calls it, and it clamps.
+static void check_clamp(i64 m, i64 n, i64 k, bool tb, bool prepack, bool packed_a, float beta,
+                        float lo, float hi) {
+  std::mt19937 gen(static_cast<unsigned>(m * 5 + n * 11 + k * 3));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> a(m * k + 1), b(k * n + 1), c0(m * n + 1), bias(m + 1);
+  for (auto *v : {&a, &b, &c0, &bias})
+    for (float &x : *v)
+      x = dist(gen);
+  if (m > 1 && k > 0)
+    a[1 * k + k / 2] = NAN;
+  std::vector<float> c = c0;
+  const i64 ldb = tb ? k : n;
+  std::vector<float> packed, apacked;
+  if (prepack) {
+    packed.resize(packed_b_floats(k, n) + 1);
+    pack_b_full(b.data(), ldb, tb, k, n, packed.data());
+  }
+  int calls = 0;
+  auto epi = [&](i64 r0, i64 r1, i64 c0_, i64 c1) {
+    ++calls;
+    for (i64 r = r0; r < r1; ++r)
+      for (i64 j = c0_; j < c1; ++j) {
+        float &x = c[r * n + j];
+        x = x < lo ? lo : x > hi ? hi : x;
+      }
+  };
+  const EpilogueRef clamp = EpilogueRef(epi).clamping(lo, hi);
+  if (packed_a) {
+    apacked.resize(m * k + 1);
+    pack_a_once_f32(a.data(), m, k, apacked.data());
+    gemm_packed_a(apacked.data(), b.data(), c.data(), m, n, k, bias.data(), clamp);
+  } else {
+    sgemm(m, n, k, a.data(), k, false, prepack ? nullptr : b.data(), ldb, tb,
+          prepack ? packed.data() : nullptr, c.data(), n, beta, clamp, 2);
+  }
+  const bool dot = !prepack && !packed_a && tb && m <= 8;
+  if (!dot && calls) {
+    if (failures++ < 5)
+      std::printf("clamp m=%lld n=%lld k=%lld: the epilogue was called %d times\n",
+                  (long long)m, (long long)n, (long long)k, calls);
+    return;
+  }
+  for (i64 i = 0; i < m; ++i)
+    for (i64 j = 0; j < n; ++j) {
+      double s = packed_a ? bias[i] : beta * c0[i * n + j], mag = 0;
+      for (i64 p = 0; p < k; ++p) {
+        s += double(a[i * k + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+        mag += std::fabs(double(a[i * k + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]));
+      }
+      const double want = std::isnan(s) ? s : std::min<double>(hi, std::max<double>(lo, s));
+      const double got = c[i * n + j];
+      if (std::isnan(want) ? !std::isnan(got) : !(std::fabs(got - want) <= 1e-5 * (mag + 4))) {
+        if (failures++ < 5)
+          std::printf("clamp mismatch m=%lld n=%lld k=%lld tb=%d packed=%d packed_a=%d "
+                      "beta=%g at [%lld, %lld]: %.7g, expected %.7g\n",
+                      (long long)m, (long long)n, (long long)k, tb, prepack, packed_a, beta,
+                      (long long)i, (long long)j, got, want);
+        return;
+      }
+    }
+}
+
 int main() {
   const i64 sizes[] = {0, 1, 7, 17, 33, 255};
   int index = 0;
@@ -262,6 +329,16 @@ int main() {
                          {300, 70, 600}, {129, 40, 700}, {1100, 33, 1000}, {9, 20, 0}})
     for (bool with_bias : {false, true})
       check_packed_a(m, n, k, with_bias);
+  // Clamp epilogues in the microkernels' registers: partial panels and row
+  // tiles, several kc blocks (clamped at the last only), beta, prepacked B,
+  // A packed once with a bias per row (pointwise convolutions), a lower
+  // bound alone (ReLU); and the dot-product path, which calls the epilogue.
+  for (auto [m, n, k] : {std::tuple<i64, i64, i64>{1, 1, 1}, {7, 33, 5}, {17, 255, 33},
+                         {300, 70, 600}, {33, 1000, 300}})
+    for (int variant = 0; variant < 4; ++variant)
+      check_clamp(m, n, k, variant == 3, variant == 1, variant == 2,
+                  variant == 0 ? 0.5f : 0.0f, -0.3f, variant == 3 ? INFINITY : 0.4f);
+  check_clamp(5, 103, 600, true, false, false, 0.0f, -0.3f, 0.4f);
   if (failures) {
     std::printf("%d failures (%s)\n", failures, kIsa);
     return 1;

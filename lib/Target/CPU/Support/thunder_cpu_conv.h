@@ -370,7 +370,7 @@ inline void pointwise(const float *in, const float *w, const float *bias, float 
         epi(b * cout + r0, b * cout + r1, c0, c1);
       };
       const thunder_gemm::EpilogueRef per_tile =
-          epi.fn ? thunder_gemm::EpilogueRef(tile) : thunder_gemm::EpilogueRef();
+          epi.fn ? thunder_gemm::EpilogueRef(tile).clamping(epi) : thunder_gemm::EpilogueRef();
       thunder_gemm::gemm_packed_a(packed, in + b * cin * hw, image, cout, hw, cin, bias,
                                   per_tile);
       continue;
@@ -415,6 +415,31 @@ inline void valid_range(i64 out, i64 in, i64 stride, i64 pad, i64 koff, i64 *lo,
 /// machine's own width): 64 (4 zmm with AVX-512, 8 ymm with AVX2) or 48 (12
 /// xmm otherwise: 16 xmm registers also hold the filter tap and a load).
 using simd::kLanes;
+
+/// dst[0, n) = src[0, n), for the short rows of a depthwise plane (7-56
+/// floats): whole vectors, the last one overlapping the one before, rather
+/// than a call into memmove per row, which took more time than the taps on
+/// 14 x 14 and 7 x 7 planes.
+inline void copy_short(const float *src, i64 n, float *dst) {
+  if (n < kLanes) {
+    // Two overlapping pieces of 8 or 4 floats (a 14-float row with AVX-512).
+    if (n >= 8) {
+      std::memcpy(dst, src, 32);
+      std::memcpy(dst + n - 8, src + n - 8, 32);
+    } else if (n >= 4) {
+      std::memcpy(dst, src, 16);
+      std::memcpy(dst + n - 4, src + n - 4, 16);
+    } else {
+      for (i64 i = 0; i < n; ++i)
+        dst[i] = src[i];
+    }
+    return;
+  }
+  for (i64 i = 0; i + kLanes < n; i += kLanes)
+    simd::store(dst + i, simd::load(src + i));
+  simd::store(dst + n - kLanes, simd::load(src + n - kLanes));
+}
+
 constexpr int kAccumulators = kLanes == 4 ? 12 : 64 / kLanes;
 constexpr i64 kBlock = kAccumulators * kLanes;
 
@@ -442,9 +467,11 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
                          ((i * dh) / sh) * wq + (j * dw) / sw;
 #pragma omp parallel if (batch * channels * wide * taps > 32768)
   {
-    std::vector<float> buf(static_cast<size_t>(wide + sh * sw * phase + kBlock));
+    // Zeros where no input falls (the padding, the phases' columns and rows
+    // past it, the slack): the same places in every plane, so they are
+    // written once; each plane then copies only its input rows' columns.
+    std::vector<float> buf(static_cast<size_t>(wide + sh * sw * phase + kBlock), 0.0f);
     float *acc = buf.data(), *phases = acc + wide;
-    std::fill(phases + sh * sw * phase, phases + sh * sw * phase + kBlock, 0.0f);
 #pragma omp for collapse(2)
     for (i64 b = 0; b < batch; ++b)
       for (i64 c = 0; c < channels; ++c) {
@@ -454,19 +481,16 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
         for (i64 a = 0; a < sh; ++a)
           for (i64 bb = 0; bb < sw; ++bb) {
             float *pp = phases + (a * sw + bb) * phase;
+            i64 lo, hi;
+            valid_range(wq, iw, sw, pw, bb, &lo, &hi);
             for (i64 yq = 0; yq < hq; ++yq) {
               const i64 row = yq * sh + a - ph;
               float *dst = pp + yq * wq;
-              if (row < 0 || row >= ih) {
-                std::fill(dst, dst + wq, 0.0f);
+              if (row < 0 || row >= ih)
                 continue;
-              }
               const float *xr = x + row * iw;
-              i64 lo, hi;
-              valid_range(wq, iw, sw, pw, bb, &lo, &hi);
-              std::fill(dst, dst + lo, 0.0f);
               if (sw == 1) {
-                std::copy(xr + lo + bb - pw, xr + hi + bb - pw, dst + lo);
+                copy_short(xr + lo + bb - pw, hi - lo, dst + lo);
               } else if (sw == 2) {
                 // A literal stride: the compiler loads whole vectors and
                 // permutes, where a variable one gathers element by element.
@@ -479,11 +503,11 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
                 for (i64 xq = lo; xq < hi; ++xq)
                   dst[xq] = xr[xq * sw + bb - pw];
               }
-              std::fill(dst + hi, dst + wq, 0.0f);
             }
           }
         // Each block of the wide grid in registers through all the taps.
         const float b0 = bias ? bias[c] : 0.0f;
+        const simd::vf lo = simd::splat(epi.lo), hi = simd::splat(epi.hi);
         for (i64 k0 = 0; k0 < wide; k0 += kBlock) {
           simd::vf a[kAccumulators];
 #pragma GCC unroll 16
@@ -496,14 +520,22 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
             for (int v = 0; v < kAccumulators; ++v)
               a[v] += fv * simd::load(src + v * kLanes);
           }
+          if (epi.clamp_only) {
+#pragma GCC unroll 16
+            for (int v = 0; v < kAccumulators; ++v) {
+              a[v] = a[v] < lo ? lo : a[v];
+              a[v] = a[v] > hi ? hi : a[v];
+            }
+          }
 #pragma GCC unroll 16
           for (int v = 0; v < kAccumulators; ++v)
             simd::store(acc + k0 + v * kLanes, a[v]);
         }
         for (i64 r = 0; r < oh; ++r)
-          std::copy(acc + r * wq, acc + r * wq + ow, y + r * ow);
+          copy_short(acc + r * wq, ow, y + r * ow);
         // The plane is still in cache: its epilogue runs now.
-        epi(b * channels + c, b * channels + c + 1, 0, oh * ow);
+        if (!epi.clamp_only)
+          epi(b * channels + c, b * channels + c + 1, 0, oh * ow);
       }
   }
 }

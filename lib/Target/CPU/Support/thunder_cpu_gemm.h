@@ -385,6 +385,23 @@ struct Ahead {
   }
 };
 
+/// The clamp a microkernel applies to its registers before the last kc
+/// block's store, when the tile's whole epilogue is one (EpilogueRef's
+/// clamp_only): min(max(x, lo), hi), NaN kept, as PyTorch's clamp.
+struct Clamp {
+  bool on = false;
+  float lo = 0.0f, hi = 0.0f;
+};
+inline Clamp clamp_of(const EpilogueRef &e) { return {e.clamp_only, e.lo, e.hi}; }
+/// One value clamped (a comparison with NaN is false: NaN kept).
+inline float clamped(float x, const Clamp &cl) {
+  return !cl.on ? x : x < cl.lo ? cl.lo : x > cl.hi ? cl.hi : x;
+}
+template <class Epi>
+inline Clamp clamp_of(const Epi &) {
+  return {};
+}
+
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 /// A microkernel call's walk over its share of an Ahead stream: `lines`
 /// prefetches per chunk of kAheadSteps k steps (issue), row by row.
@@ -416,7 +433,7 @@ struct AheadWalk {
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                    const float *rbias, Ahead ahead = {}) {
+                    const float *rbias, Ahead ahead = {}, Clamp cl = {}) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
@@ -451,6 +468,7 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
                  : nv <= 16 ? __mmask16(0)
                             : __mmask16((1u << (nv - 16)) - 1);
   const __m512 vb = _mm512_set1_ps(beta);
+  const __m512 vlo = _mm512_set1_ps(cl.lo), vhi = _mm512_set1_ps(cl.hi);
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     float *row = c + i * ldc;
@@ -462,6 +480,11 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
       x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, row), x0);
       x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16), x1);
     }
+    if (cl.on) {
+      // max/min return their second operand when either is NaN: x's NaN.
+      x0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, x0));
+      x1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, x1));
+    }
     _mm512_mask_storeu_ps(row, m0, x0);
     _mm512_mask_storeu_ps(row + 16, m1, x1);
   }
@@ -471,7 +494,7 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 template <int MR>
 inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                       float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                      const float *rbias, Ahead ahead) {
+                      const float *rbias, Ahead ahead, Clamp cl) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -522,6 +545,12 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
         x0 = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(row), x0);
         x1 = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(row + 8), x1);
       }
+      if (cl.on) {
+        // NaN kept: max/min return their second operand when either is NaN.
+        const __m256 vlo = _mm256_set1_ps(cl.lo), vhi = _mm256_set1_ps(cl.hi);
+        x0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, x0));
+        x1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, x1));
+      }
       _mm256_storeu_ps(row, x0);
       _mm256_storeu_ps(row + 8, x1);
     }
@@ -538,24 +567,26 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   for (int i = 0; i < MR; ++i) {
     float *row = c + i * ldc;
     for (int j = 0; j < nv; ++j)
-      row[j] = !first ? row[j] + tile[i][j]
-                      : (beta != 0.0f ? beta * row[j] + tile[i][j] : tile[i][j]);
+      row[j] = clamped(!first ? row[j] + tile[i][j]
+                              : (beta != 0.0f ? beta * row[j] + tile[i][j] : tile[i][j]),
+                       cl);
   }
 }
 
 template <int MR>
 inline void ukernel(i64 kc, const float *a, const float *b, i64 bs, float *c, i64 ldc,
-                    int nv, bool first, float beta, const float *rbias, Ahead ahead = {}) {
-  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta, rbias, ahead);
+                    int nv, bool first, float beta, const float *rbias, Ahead ahead = {},
+                    Clamp cl = {}) {
+  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta, rbias, ahead, cl);
   if (nv > 16)
     ukernel16<MR>(kc, a, b + 16, bs, c + 16, ldc, nv - 16, first, beta, rbias,
-                  ahead.skip(ahead.per_call(kc)));
+                  ahead.skip(ahead.per_call(kc)), cl);
 }
 #else
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                    const float *rbias, Ahead = {}) {
+                    const float *rbias, Ahead = {}, Clamp cl = {}) {
   float acc[MR][kNR] = {};
   if (rbias)
     for (int i = 0; i < MR; ++i)
@@ -574,8 +605,9 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
   for (int i = 0; i < MR; ++i) {
     float *row = c + i * ldc;
     for (int j = 0; j < nv; ++j)
-      row[j] = !first ? row[j] + acc[i][j]
-                      : (beta != 0.0f ? beta * row[j] + acc[i][j] : acc[i][j]);
+      row[j] = clamped(!first ? row[j] + acc[i][j]
+                              : (beta != 0.0f ? beta * row[j] + acc[i][j] : acc[i][j]),
+                       cl);
   }
 }
 #endif
@@ -594,9 +626,9 @@ inline int calls_per_panel(int nv) {
 /// The microkernel for `mr` rows (1..kMR).
 inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs, float *c,
                          i64 ldc, int nv, bool first, float beta,
-                         const float *rbias = nullptr, Ahead ahead = {}) {
+                         const float *rbias = nullptr, Ahead ahead = {}, Clamp cl = {}) {
   with_rows(mr, [&](auto rows) {
-    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta, rbias, ahead);
+    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta, rbias, ahead, cl);
   });
 }
 
@@ -929,6 +961,8 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
     return;
   }
 #endif
+  // An epilogue that is a clamp: done by the microkernels' last store.
+  const Clamp clamp = clamp_of(epi);
   const i64 mc = row_block_rows(m), row_blocks = (m + mc - 1) / mc;
   i64 panels = (n + kNR - 1) / kNR;
   i64 kblocks = (k + kKC - 1) / kKC;
@@ -1086,9 +1120,9 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
               const int mr = apanels.rows(i);
               ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
                            nv, first, beta, first && row_bias ? row_bias + i0 : nullptr,
-                           ahead);
+                           ahead, last ? clamp : Clamp{});
               ahead = ahead.skip(ahead.per_call(kc) * panel_calls);
-              if (last)
+              if (last && !clamp.on)
                 epi(i0, i0 + mr, j0, j0 + nv);
             }
           }
