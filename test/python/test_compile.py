@@ -66,7 +66,8 @@ class ClampEpilogues(torch.nn.Module):
     to their registers before the store (thunder_cpu_gemm_api.h's EpilogueRef::clamping):
     a pointwise convolution with a folded BatchNorm (a constant filter: the packed path)
     and ReLU6, a strided depthwise one with hardtanh, a pointwise one with ReLU (no upper
-    bound), a bias-free Linear with a lower clamp only."""
+    bound), a bias-free Linear over every position (enough rows for the microkernels)
+    with a lower clamp only."""
 
     def __init__(self):
         super().__init__()
@@ -85,7 +86,7 @@ class ClampEpilogues(torch.nn.Module):
         x = torch.nn.functional.relu6(self.bn(self.pw(x)))
         x = torch.nn.functional.hardtanh(self.dw(x), -0.5, 0.75)
         x = torch.relu(self.pw2(x))
-        return self.fc(x.mean((2, 3))).clamp(min=-0.05)
+        return self.fc(x.permute(0, 2, 3, 1)).clamp(min=-0.05)
 
 
 def test_clamp_epilogues_in_registers(cache_dir, tmp_path, thunder_compile):
@@ -105,14 +106,17 @@ def test_clamp_epilogues_in_registers(cache_dir, tmp_path, thunder_compile):
                             timeout=300)
     assert result.returncode == 0, result.stderr
     sources = "".join(p.read_text() for p in (tmp_path / "src" / "kernels").glob("*.cpp"))
-    marks = re.findall(r"EpilogueRef\(epilogue\)\.clamping\(([^;]*)\)\)", sources)
+    marks = re.findall(r"EpilogueRef\(epilogue\)\.clamping\(([^()]*(?:\([^()]*\)[^()]*)*)\)",
+                       sources)
     assert len(marks) == 4, marks
     assert sum("__builtin_inff()" in m for m in marks) == 2, marks  # ReLU, clamp(min=)
     expected = eager(model, (x,))
     assert expected.isnan().any() and (expected == -0.05).any()
-    for static in (True, False):
-        compiled = thunder.compile(model, (x,), dynamic=not static, cache_dir=cache_dir,
-                                   progress=False)
+    # Static shapes, then the default policy's dynamic batch (a batched matmul of
+    # its own, the pointwise convolutions image by image).
+    for dynamic in ({"dynamic": False}, {}):
+        compiled = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False,
+                                   **dynamic)
         torch.testing.assert_close(compiled(x), expected, rtol=1e-5, atol=1e-5,
                                    equal_nan=True)
 

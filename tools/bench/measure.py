@@ -92,9 +92,11 @@ def balanced_order(n: int, r: int) -> list[int]:
     return order
 
 
-def settle(max_s: float = 0.5, window_s: float = 0.005, busy: float = 0.2) -> float:
-    """Waits until this process's threads are idle: until a `window_s` window in which they
-    used at most `busy` of one CPU, or `max_s`. Returns the seconds waited.
+def settle(max_s: float = 0.5, window_s: float = 0.01, busy: float = 0.2) -> float:
+    """Waits until this process's threads are idle: until two `window_s` windows in a row
+    in which they used at most `busy` of one CPU, or `max_s`. Returns the seconds waited.
+    (Two windows: the kernel adds a thread's CPU time running on another CPU to the
+    process's at a scheduler tick, so one short window can miss a spinning thread.)
 
     A thread pool that spins after its run takes a CPU from whatever runs next. ONNX
     Runtime's pool spins about 45 ms after each call on the 2-vCPU machines of
@@ -103,12 +105,13 @@ def settle(max_s: float = 0.5, window_s: float = 0.005, busy: float = 0.2) -> fl
     after a pause (tools/bench, 2026-12-05). Each contender's sample starts on an idle
     process, as it would in a process of its own; a contender's spinning between its
     own back-to-back calls within a sample still counts for it."""
-    start = time.perf_counter()
+    start, quiet = time.perf_counter(), 0
     while True:
         cpu, mark = time.process_time(), time.perf_counter()
         time.sleep(window_s)
         now = time.perf_counter()
-        if time.process_time() - cpu <= busy * (now - mark) or now - start >= max_s:
+        quiet = quiet + 1 if time.process_time() - cpu <= busy * (now - mark) else 0
+        if quiet == 2 or now - start >= max_s:
             return now - start
 
 

@@ -41,15 +41,16 @@ bool isRowOp(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op
 
 } // namespace
 
-/// The EpilogueRef of a kernel whose epilogue lambda is `lambda`: marked as a
-/// clamp (thunder_cpu_gemm_api.h) when the kernel is `anchor`, an fp32
-/// result, then only a chain of clamps of it: thunder.clamp, thunder.relu,
-/// thunder.maximum / minimum with a splat constant (ReLU6 after a
-/// convolution, clamp_min after a matmul). The GEMM and depthwise kernels
-/// then clamp their registers before they store them instead of calling the
-/// lambda on each finished tile.
-std::string epilogueRef(FusionOp fusion, Operation *anchor, llvm::StringRef lambda) {
-  std::string ref = ("thunder_gemm::EpilogueRef(" + lambda + ")").str();
+/// `.clamping(lo, hi)`, the mark of an EpilogueRef (thunder_cpu_gemm_api.h)
+/// whose kernel is `anchor`, an fp32 result, then only a chain of clamps of
+/// it: thunder.clamp, thunder.relu, thunder.maximum / minimum with a splat
+/// constant (ReLU6 after a convolution, clamp_min after a matmul), and
+/// reshapes; empty
+/// otherwise. The GEMM and depthwise kernels then clamp their registers
+/// before they store them instead of calling the lambda on each finished
+/// tile.
+std::string clampMark(FusionOp fusion, Operation *anchor) {
+  const std::string ref;
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
   Value v = anchor->getResult(0);
@@ -60,8 +61,14 @@ std::string epilogueRef(FusionOp fusion, Operation *anchor, llvm::StringRef lamb
   // max(hi, c)]; after min(., c), [min(lo, c), min(hi, c)].
   const double inf = std::numeric_limits<double>::infinity();
   double lo = -inf, hi = inf;
-  auto withMax = [&](double c) { lo = std::max(lo, c), hi = std::max(hi, c); };
-  auto withMin = [&](double c) { lo = std::min(lo, c), hi = std::min(hi, c); };
+  // (A NaN bound sticks: std::max(lo, NaN) would drop it, std::max(NaN, c)
+  // keeps it.)
+  auto withMax = [&](double c) {
+    lo = std::isnan(c) ? c : std::max(lo, c), hi = std::isnan(c) ? c : std::max(hi, c);
+  };
+  auto withMin = [&](double c) {
+    lo = std::isnan(c) ? c : std::min(lo, c), hi = std::isnan(c) ? c : std::min(hi, c);
+  };
   auto splat = [&](Value c) -> std::optional<double> {
     auto constant = c.getDefiningOp<ConstantOp>();
     auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
@@ -69,7 +76,7 @@ std::string epilogueRef(FusionOp fusion, Operation *anchor, llvm::StringRef lamb
       return std::nullopt;
     return dense.getSplatValue<APFloat>().convertToDouble();
   };
-  unsigned links = 0;
+  unsigned links = 0, clamps = 0;
   while (v != yield.getValues()[0]) {
     if (!v.hasOneUse())
       return ref;
@@ -87,23 +94,30 @@ std::string epilogueRef(FusionOp fusion, Operation *anchor, llvm::StringRef lamb
       if (!c || other == v)
         return ref;
       isa<MaximumOp>(user) ? withMax(*c) : withMin(*c);
+    } else if (isa<ReshapeOp>(user)) {
+      // A view (a batched matmul's result back to the model's shape): the
+      // clamp is elementwise, the layout of the elements the same.
+      --clamps;
     } else {
       return ref;
     }
     v = user->getResult(0);
-    ++links;
+    ++links, ++clamps;
   }
   // Nothing else computed in the kernel (its constants aside).
   auto computed = llvm::make_filter_range(body.without_terminator(),
                                           [](Operation &op) { return !isa<ConstantOp>(op); });
-  if (!links || llvm::range_size(computed) != links + 1)
+  if (!clamps || llvm::range_size(computed) != links + 1)
+    return ref;
+  // A NaN bound makes every result NaN: the lambda's job.
+  if (std::isnan(lo) || std::isnan(hi))
     return ref;
   auto bound = [&](double b) -> std::string {
     if (std::isinf(b))
       return b < 0 ? "-__builtin_inff()" : "__builtin_inff()";
     return "static_cast<float>(" + doubleLiteral(b) + ")";
   };
-  return ref + ".clamping(" + bound(lo) + ", " + bound(hi) + ")";
+  return ".clamping(" + bound(lo) + ", " + bound(hi) + ")";
 }
 
 namespace {
@@ -399,7 +413,8 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
             [&](BodyEmitter &body) { body.bindMemory(anchor->getResult(0), "library"); },
             "epilogue", /*tileRowDims=*/2)))
       return failure();
-    if (failed(emitOp(anchor, os, epilogueRef(fusion, anchor, "epilogue"))))
+    if (failed(emitOp(anchor, os,
+                      "thunder_gemm::EpilogueRef(epilogue)" + clampMark(fusion, anchor))))
       return failure();
     os << "  }\n";
     return success();

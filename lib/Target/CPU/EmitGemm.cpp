@@ -319,8 +319,11 @@ FailureOr<bool> Emitter::emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os) 
   if (tiled) {
     if (failed(emitPointwiseKernel(fusion, os, bind, "epilogue")))
       return failure();
+    // (An unmarked lambda as it is: matmul_f32 takes any epilogue.)
+    std::string mark = clampMark(fusion, m);
     os << "    thunder_gemm::matmul_f32(" << pointers << ", " << rest << ", "
-       << epilogueRef(fusion, m, "epilogue") << ");\n  }\n";
+       << (mark.empty() ? "epilogue" : "thunder_gemm::EpilogueRef(epilogue)" + mark)
+       << ");\n  }\n";
     return true;
   }
   // Results of other shapes: the GEMM, then the epilogue as its own pass.

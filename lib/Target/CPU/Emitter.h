@@ -30,11 +30,10 @@ std::string doubleLiteral(double v);
 
 namespace thunder::cpu {
 
-/// The C++ expression of a thunder_gemm::EpilogueRef over the tile lambda
-/// `lambda` of `fusion`, whose library op is `anchor`: marked as a clamp
-/// where the epilogue is one (EmitFusion.cpp).
-std::string epilogueRef(mlir::thunder::FusionOp fusion, mlir::Operation *anchor,
-                        llvm::StringRef lambda);
+/// `.clamping(lo, hi)` where the epilogue of `fusion`, whose library op is
+/// `anchor`, is only a clamp, to mark its thunder_gemm::EpilogueRef with;
+/// empty otherwise (EmitFusion.cpp).
+std::string clampMark(mlir::thunder::FusionOp fusion, mlir::Operation *anchor);
 
 namespace func = mlir::func;
 using ::thunder::EmittedSources;

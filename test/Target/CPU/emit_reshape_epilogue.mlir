@@ -39,7 +39,7 @@ func.func @main(%x: tensor<8x16xf32> {thunder.name = "x"}, %w: tensor<16x32xf32>
 // CHECK: cv(in2[pcol])
 // CHECK-NOT: pow(
 // CHECK: thunder_math::tanh(
-// CHECK: thunder_gemm::matmul_f32({{.*}}, thunder_gemm::EpilogueRef(epilogue));
+// CHECK: thunder_gemm::matmul_f32({{.*}}, epilogue);
 // The head split read by dims: (batch, seq, head, position) of the
 // transposed loop's (batch, head, seq) rows and position columns.
 // HEADS: cv(in0[(((prow / 16) * 4 + prow % 4) * 4 + (prow / 4) % 4) * 8 + pcol])

@@ -31,8 +31,8 @@ struct NoEpilogue {
 /// call costs nothing measurable). Refers to `epi`, which must outlive it.
 ///
 /// An epilogue that is only a clamp (ReLU, ReLU6, hardtanh: what follows
-/// most convolutions) also says so (`clamping`): a kernel that can clamps
-/// its registers before it stores them and skips the call, which would read
+/// most convolutions) also says so (`clamping`, lo <= hi): a kernel that
+/// can, clamps its registers before it stores them and skips the call, which would read
 /// and write the finished tile again (MobileNet's pointwise convolutions,
 /// k = cin as small as 16, spent 12% of their time in such calls). A kernel
 /// that cannot just calls `fn`, which does the same clamp.
