@@ -17,16 +17,20 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm.h"
-#: Included by HEADER: inlined into each variant, so that it is renamed with it.
+#: Included by HEADER: inlined into each variant, so that they are renamed with it.
 API_HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm_api.h"
 API_INCLUDE = '#include "thunder_cpu_gemm_api.h"'
+DOT_HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm_dot.h"
+DOT_INCLUDE = '#include "thunder_cpu_gemm_dot.h"'
 
 
-def renamed(text: str, api: str, name: str) -> str:
-    text = text.replace(API_INCLUDE, api)
+def renamed(text: str, api: str, dot: str, name: str) -> str:
+    text = text.replace(API_INCLUDE, api).replace(DOT_INCLUDE, dot)
     return (text.replace("namespace thunder_gemm", f"namespace {name}")
             .replace("thunder_gemm::", f"{name}::")
             .replace("THUNDER_CPU_GEMM_API_H", f"THUNDER_GEMM_AB_API_{name}")
+            .replace("THUNDER_CPU_GEMM_DOT_H", f"THUNDER_GEMM_AB_DOT_{name}")
+            .replace("THUNDER_GEMM_HAS_DOT", f"THUNDER_GEMM_AB_HAS_DOT_{name}")
             .replace("THUNDER_CPU_GEMM_H", f"THUNDER_GEMM_AB_{name}"))
 
 
@@ -49,9 +53,11 @@ def main() -> int:
         return subprocess.run(["git", "show", f"{args.before}:{path}"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout
 
-    old = show(HEADER)  # (revisions before the API header's split do not include it)
-    before = renamed(old, show(API_HEADER) if API_INCLUDE in old else "", "before")
-    after = renamed((ROOT / HEADER).read_text(), (ROOT / API_HEADER).read_text(), "after")
+    old = show(HEADER)  # (revisions before a header's split do not include it)
+    before = renamed(old, show(API_HEADER) if API_INCLUDE in old else "",
+                     show(DOT_HEADER) if DOT_INCLUDE in old else "", "before")
+    after = renamed((ROOT / HEADER).read_text(), (ROOT / API_HEADER).read_text(),
+                    (ROOT / DOT_HEADER).read_text(), "after")
     with tempfile.TemporaryDirectory(prefix="gemm-ab-") as tmp:
         work = pathlib.Path(tmp)
         (work / "variants.h").write_text(
