@@ -50,24 +50,23 @@ bool isRowOp(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op
 /// before they store them instead of calling the lambda on each finished
 /// tile.
 std::string clampMark(FusionOp fusion, Operation *anchor) {
-  const std::string ref;
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
   Value v = anchor->getResult(0);
   if (yield.getValues().size() != 1 ||
       !cast<ShapedType>(v.getType()).getElementType().isF32())
-    return ref;
+    return {};
   // The chain as one clamp to [lo, hi]: after max(., c), [max(lo, c),
-  // max(hi, c)]; after min(., c), [min(lo, c), min(hi, c)].
+  // max(hi, c)]; after min(., c), [min(lo, c), min(hi, c)]. A NaN bound
+  // makes every result NaN: that stays the lambda's job (false).
   const double inf = std::numeric_limits<double>::infinity();
   double lo = -inf, hi = inf;
-  // (A NaN bound sticks: std::max(lo, NaN) would drop it, std::max(NaN, c)
-  // keeps it.)
-  auto withMax = [&](double c) {
-    lo = std::isnan(c) ? c : std::max(lo, c), hi = std::isnan(c) ? c : std::max(hi, c);
-  };
-  auto withMin = [&](double c) {
-    lo = std::isnan(c) ? c : std::min(lo, c), hi = std::isnan(c) ? c : std::min(hi, c);
+  auto with = [&](double c, bool isMax) {
+    if (std::isnan(c))
+      return false;
+    lo = isMax ? std::max(lo, c) : std::min(lo, c);
+    hi = isMax ? std::max(hi, c) : std::min(hi, c);
+    return true;
   };
   auto splat = [&](Value c) -> std::optional<double> {
     auto constant = c.getDefiningOp<ConstantOp>();
@@ -79,39 +78,34 @@ std::string clampMark(FusionOp fusion, Operation *anchor) {
   unsigned links = 0, clamps = 0;
   while (v != yield.getValues()[0]) {
     if (!v.hasOneUse())
-      return ref;
+      return {};
     Operation *user = *v.getUsers().begin();
     if (auto clamp = dyn_cast<ClampOp>(user)) {
-      if (auto min = clamp.getMin())
-        withMax(static_cast<float>(min->convertToDouble()));
-      if (auto max = clamp.getMax())
-        withMin(static_cast<float>(max->convertToDouble()));
+      auto min = clamp.getMin(), max = clamp.getMax();
+      if ((min && !with(static_cast<float>(min->convertToDouble()), true)) ||
+          (max && !with(static_cast<float>(max->convertToDouble()), false)))
+        return {};
     } else if (isa<ReluOp>(user)) {
-      withMax(0.0);
+      with(0.0, true);
     } else if (isa<MaximumOp, MinimumOp>(user)) {
       Value other = user->getOperand(user->getOperand(0) == v ? 1 : 0);
       std::optional<double> c = splat(other);
-      if (!c || other == v)
-        return ref;
-      isa<MaximumOp>(user) ? withMax(*c) : withMin(*c);
-    } else if (isa<ReshapeOp>(user)) {
-      // A view (a batched matmul's result back to the model's shape): the
-      // clamp is elementwise, the layout of the elements the same.
-      --clamps;
-    } else {
-      return ref;
+      if (!c || other == v || !with(*c, isa<MaximumOp>(user)))
+        return {};
+    } else if (!isa<ReshapeOp>(user)) {
+      // (A reshape is a view, a batched matmul's result back to the model's
+      // shape: the clamp is elementwise, the elements' order the same.)
+      return {};
     }
     v = user->getResult(0);
-    ++links, ++clamps;
+    ++links;
+    clamps += !isa<ReshapeOp>(user);
   }
   // Nothing else computed in the kernel (its constants aside).
   auto computed = llvm::make_filter_range(body.without_terminator(),
                                           [](Operation &op) { return !isa<ConstantOp>(op); });
   if (!clamps || llvm::range_size(computed) != links + 1)
-    return ref;
-  // A NaN bound makes every result NaN: the lambda's job.
-  if (std::isnan(lo) || std::isnan(hi))
-    return ref;
+    return {};
   auto bound = [&](double b) -> std::string {
     if (std::isinf(b))
       return b < 0 ? "-__builtin_inff()" : "__builtin_inff()";

@@ -507,7 +507,7 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
           }
         // Each block of the wide grid in registers through all the taps.
         const float b0 = bias ? bias[c] : 0.0f;
-        const simd::vf lo = simd::splat(epi.lo), hi = simd::splat(epi.hi);
+        const simd::vf clamp_lo = simd::splat(epi.lo), clamp_hi = simd::splat(epi.hi);
         for (i64 k0 = 0; k0 < wide; k0 += kBlock) {
           simd::vf a[kAccumulators];
 #pragma GCC unroll 16
@@ -521,10 +521,11 @@ inline void depthwise(const float *in, const float *w, const float *bias, float 
               a[v] += fv * simd::load(src + v * kLanes);
           }
           if (epi.clamp_only) {
+            // (A comparison with NaN is false: NaN kept.)
 #pragma GCC unroll 16
             for (int v = 0; v < kAccumulators; ++v) {
-              a[v] = a[v] < lo ? lo : a[v];
-              a[v] = a[v] > hi ? hi : a[v];
+              a[v] = a[v] < clamp_lo ? clamp_lo : a[v];
+              a[v] = a[v] > clamp_hi ? clamp_hi : a[v];
             }
           }
 #pragma GCC unroll 16
