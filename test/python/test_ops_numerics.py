@@ -1008,6 +1008,49 @@ def test_convolutions_channels_last(dynamic, cache_dir):
             assert problem is None, problem
 
 
+class _InvertedResiduals(torch.nn.Module):
+    """MobileNet-style blocks (pointwise expand, depthwise 3x3, pointwise project),
+    the first adding its input, the second strided: channels last between oneDNN's
+    convolutions in kernels compiled for AVX-512, channels first on Thunder's kernels
+    otherwise (THUNDER_CONV_LAYOUT, lib/Target/CPU/ChannelsLast.cpp)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.stem = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.expand1 = torch.nn.Conv2d(16, 48, 1)
+        self.dw1 = torch.nn.Conv2d(48, 48, 3, padding=1, groups=48)
+        self.project1 = torch.nn.Conv2d(48, 16, 1)
+        self.expand2 = torch.nn.Conv2d(16, 48, 1)
+        self.dw2 = torch.nn.Conv2d(48, 48, 3, stride=2, padding=1, groups=48)
+        self.project2 = torch.nn.Conv2d(48, 24, 1)
+
+    def forward(self, x):
+        relu6 = torch.nn.functional.relu6
+        x = relu6(self.stem(x))
+        y = self.project1(relu6(self.dw1(relu6(self.expand1(x))))) + x
+        z = self.project2(relu6(self.dw2(relu6(self.expand2(y)))))
+        return z.mean(dim=(2, 3)), z
+
+
+@pytest.mark.parametrize("cpu", ["native", "x86-64-v3"], ids=["native", "v3"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_inverted_residuals_channels_last(dynamic, cpu, cache_dir):
+    """Depthwise and pointwise convolutions in either layout (channels last on oneDNN
+    where the build has AVX-512; x86-64-v3's kernels keep them channels first on
+    Thunder's), against eager at batch 3 (and, dynamic, at batch 2)."""
+    model = _InvertedResiduals().eval()
+    x = make((3, 3, 19, 17), F32, seed=7)
+    compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
+                               progress=False, name=f"inverted_residuals_{dynamic}")
+    in_double = copy.deepcopy(model).double()
+    with torch.no_grad():
+        for inputs in [x] + ([make((2, 3, 19, 17), F32, seed=8)] if dynamic else []):
+            problem = assert_matches("inverted residual blocks", compiled(inputs),
+                                     model(inputs), False, lambda: in_double(inputs.double()))
+            assert problem is None, problem
+
+
 class _SelfConvolution(torch.nn.Module):
     """A convolution's output used as both the input and the filter of the next one:
     it stays channels first (the filter is read as O I H W)."""

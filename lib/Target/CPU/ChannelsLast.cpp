@@ -10,6 +10,16 @@
 // so (thunder_cpu_conv_api.h's ConvLayout), and neither reorders it. The
 // rest of the model, and every other op, sees channels first.
 //
+// Depthwise and other grouped convolutions, and pointwise ones, run on
+// Thunder's own kernels channels first. Where a chain of them can stay
+// channels last (a MobileNet-style network's inverted residual blocks),
+// oneDNN runs them so faster on AVX-512: the kernels compiled for AVX-512
+// hand them to oneDNN channels last, the others keep them on Thunder's
+// kernels (without AVX-512, oneDNN 2.6 picks a blocked layout and would
+// reorder around each). So the analysis runs twice, and a convolution whose
+// layout differs between the two gets THUNDER_CONV_LAYOUT(avx512, other).
+// Each set is closed on its own, so writers and readers agree in each build.
+//
 // An epilogue reads its operands at the flat index of the element it writes;
 // when every operand has the output's shape (or is a scalar), it computes the
 // same thing whatever the order of the elements, as long as they all share
@@ -33,10 +43,11 @@ namespace {
 constexpr int kInputChannelsLast = 1, kOutputChannelsLast = 2;
 
 /// The kernel's convolution when oneDNN runs it with tensors in either
-/// layout: fp32, ungrouped, 2-D, and not the pointwise (1x1, stride 1,
-/// unpadded) convolutions that Thunder's GEMM runs channels first
-/// (thunder_cpu_conv.h's direct_conv::takes). Else null.
-ConvolutionOp onednnConv(FusionOp fusion) {
+/// layout: fp32 and 2-D; unless `ownKernels`, also ungrouped and not
+/// pointwise (1x1, stride 1, unpadded): those run on Thunder's kernels
+/// channels first (thunder_cpu_conv.h's direct_conv::takes) unless a layout
+/// says otherwise. Else null.
+ConvolutionOp onednnConv(FusionOp fusion, bool ownKernels) {
   if (fusion.getKind() != FusionKind::Conv || fusion.getNumResults() != 1)
     return {};
   ConvolutionOp conv;
@@ -46,7 +57,7 @@ ConvolutionOp onednnConv(FusionOp fusion) {
         return {};
       conv = c;
     }
-  if (!conv || conv.getGroups() != 1)
+  if (!conv || (conv.getGroups() != 1 && !ownKernels))
     return {};
   auto in = cast<RankedTensorType>(conv.getInput().getType());
   auto out = cast<RankedTensorType>(conv.getType());
@@ -58,7 +69,7 @@ ConvolutionOp onednnConv(FusionOp fusion) {
   for (int s = 0; s < 2; ++s)
     pointwise = pointwise && weight.getDimSize(2 + s) == 1 && conv.getStride()[s] == 1 &&
                 conv.getPadding()[2 * s] == 0 && conv.getPadding()[2 * s + 1] == 0;
-  return pointwise ? ConvolutionOp() : conv;
+  return pointwise && !ownKernels ? ConvolutionOp() : conv;
 }
 
 /// Whether every op of the kernel besides its convolution is elementwise
@@ -86,21 +97,22 @@ bool flatEpilogue(FusionOp fusion, ConvolutionOp conv) {
   return true;
 }
 
-} // namespace
-
-void Emitter::findChannelsLast() {
+/// The layout argument of each convolution that reads or writes a tensor
+/// kept channels last, when oneDNN runs the convolutions onednnConv takes.
+llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool ownKernels) {
+  llvm::DenseMap<Operation *, int> layouts;
   // Candidates: the outputs of kernels whose convolution oneDNN runs and
   // whose epilogue is flat.
   llvm::SetVector<Value> kept;
   llvm::DenseMap<Operation *, ConvolutionOp> convs; // kernel -> its conv
   for (auto fusion : func.getBody().front().getOps<FusionOp>())
-    if (ConvolutionOp conv = onednnConv(fusion)) {
+    if (ConvolutionOp conv = onednnConv(fusion, ownKernels)) {
       convs[fusion] = conv;
       if (flatEpilogue(fusion, conv))
         kept.insert(fusion.getResult(0));
     }
   if (convs.empty())
-    return;
+    return layouts;
   // Whether a use of a kept value reads it channels last as it must: as a
   // convolution's input, or elementwise in the epilogue of a kernel whose
   // output is kept too.
@@ -129,7 +141,7 @@ void Emitter::findChannelsLast() {
     Operation *conv = convs.lookup(kernel).getOperation();
     for (BlockArgument arg : kernel.getBody().front().getArguments()) {
       bool read = llvm::any_of(arg.getUsers(), [&](Operation *user) { return user != conv; });
-      if (read && typeOf(arg).getRank() > 0 &&
+      if (read && cast<RankedTensorType>(arg.getType()).getRank() > 0 &&
           !kept.contains(kernel.getInputs()[arg.getArgNumber()]))
         return false;
     }
@@ -155,8 +167,18 @@ void Emitter::findChannelsLast() {
     if (kept.contains(fusion.getResult(0)))
       layout |= kOutputChannelsLast;
     if (layout)
-      convLayouts[conv] = layout;
+      layouts[conv] = layout;
   }
+  return layouts;
+}
+
+} // namespace
+
+void Emitter::findChannelsLast() {
+  for (auto [conv, layout] : channelsLastLayouts(func, /*ownKernels=*/false))
+    convLayouts[conv].other = layout;
+  for (auto [conv, layout] : channelsLastLayouts(func, /*ownKernels=*/true))
+    convLayouts[conv].avx512 = layout;
 }
 
 } // namespace thunder::cpu

@@ -57,13 +57,17 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
   // (ChannelsLast.cpp), after an empty EpilogueRef when it has no epilogue.
   auto convLast = [&](ConvolutionOp c) -> std::string {
     std::string last = constantWeights(c);
-    int layout = convLayouts.lookup(c);
-    if (convEpilogue.empty() && !layout)
+    ConvLayouts layout = convLayouts.lookup(c);
+    bool channelsLast = layout.avx512 || layout.other;
+    if (convEpilogue.empty() && !channelsLast)
       return last;
     last += ", " + (convEpilogue.empty() ? std::string("thunder_gemm::EpilogueRef()")
                                          : convEpilogue.str());
-    if (layout)
-      last += ", " + std::to_string(layout);
+    if (layout.avx512 == layout.other && channelsLast)
+      last += ", " + std::to_string(layout.avx512);
+    else if (channelsLast)
+      last += ", THUNDER_CONV_LAYOUT(" + std::to_string(layout.avx512) + ", " +
+              std::to_string(layout.other) + ")";
     return last;
   };
   if (auto lookup = dyn_cast<EmbeddingOp>(op))

@@ -118,9 +118,16 @@ private:
   /// Decides which tensors stay channels last between oneDNN's convolutions
   /// (ChannelsLast.cpp): convLayouts, before the kernels are emitted.
   void findChannelsLast();
-  /// The layout argument (thunder_cpu_conv_api.h's ConvLayout) of each
-  /// convolution that reads or writes a tensor channels last.
-  llvm::DenseMap<Operation *, int> convLayouts;
+  /// A convolution's layout argument (thunder_cpu_conv_api.h's ConvLayout)
+  /// in the kernels compiled for AVX-512 and in the others: they differ where
+  /// only AVX-512 builds hand depthwise and pointwise convolutions to oneDNN
+  /// channels last (ChannelsLast.cpp).
+  struct ConvLayouts {
+    int avx512 = 0, other = 0;
+  };
+  /// The layouts of each convolution that reads or writes a tensor channels
+  /// last in either build.
+  llvm::DenseMap<Operation *, ConvLayouts> convLayouts;
   /// The table of an embedding lookup when it is stored packed (a tied
   /// embedding whose GEMM transposes it), else null.
   Value packedTable(mlir::thunder::EmbeddingOp lookup) const;

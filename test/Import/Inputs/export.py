@@ -71,6 +71,32 @@ class ResidualBlocks(nn.Module):
         return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(z, 1), 1)
 
 
+class InvertedResiduals(nn.Module):
+    """A stem and two MobileNet-style inverted residual blocks (pointwise expand,
+    depthwise 3x3, pointwise project; the second strided, the first adding its input),
+    then average pooling: on AVX-512 the whole chain stays channels last on oneDNN,
+    elsewhere the depthwise and pointwise convolutions stay on Thunder's kernels
+    channels first (lib/Target/CPU/ChannelsLast.cpp)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.expand1 = nn.Conv2d(8, 32, 1)
+        self.dw1 = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.project1 = nn.Conv2d(32, 8, 1)
+        self.expand2 = nn.Conv2d(8, 32, 1)
+        self.dw2 = nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=32)
+        self.project2 = nn.Conv2d(32, 16, 1)
+
+    def forward(self, x):
+        x = torch.nn.functional.relu6(self.stem(x))
+        y = self.project1(torch.nn.functional.relu6(self.dw1(
+            torch.nn.functional.relu6(self.expand1(x))))) + x
+        z = self.project2(torch.nn.functional.relu6(self.dw2(
+            torch.nn.functional.relu6(self.expand2(y)))))
+        return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(z, 1), 1)
+
+
 class Norms(nn.Module):
     def __init__(self):
         super().__init__()
@@ -174,6 +200,7 @@ GRAPHS = {
     "tied_embedding": (TiedEmbedding(), (torch.tensor([[3, 0, 63, 17, 17, 5, 40, 9]]),), None),
     "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
     "residual_blocks": (ResidualBlocks().eval(), (torch.randn(2, 3, 16, 16),), None),
+    "inverted_residuals": (InvertedResiduals().eval(), (torch.randn(2, 3, 16, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),
     "views": (Views(), (torch.randn(4, 8),), None),
     "dynamic_slices": (DynamicSlices(), (torch.randn(8, 4),),

@@ -31,6 +31,17 @@ struct Window {
 /// last, and neither pays a reorder (lib/Target/CPU/ChannelsLast.cpp).
 enum ConvLayout : int { kChannelsFirst = 0, kInputChannelsLast = 1, kOutputChannelsLast = 2 };
 
+/// The layout of a convolution that the compiler keeps channels last only in
+/// kernels compiled for AVX-512: depthwise and pointwise ones, which oneDNN
+/// runs channels last faster there than Thunder's channels-first kernels do
+/// (a MobileNet-style network 1.26x), while without AVX-512 oneDNN 2.6
+/// would reorder around each into its blocked layout.
+#if defined(__AVX512F__)
+#define THUNDER_CONV_LAYOUT(avx512, other) (avx512)
+#else
+#define THUNDER_CONV_LAYOUT(avx512, other) (other)
+#endif
+
 #if THUNDER_GEMM_APART
 /// thunder_cpu_conv.h's conv_inline<float> and pool_inline<float>, compiled
 /// once per library (thunder_cpu_conv.cpp).
