@@ -10,13 +10,13 @@
 // so (thunder_cpu_conv_api.h's ConvLayout), and neither reorders it. The
 // rest of the model, and every other op, sees channels first.
 //
-// Depthwise and other grouped convolutions, and pointwise ones, run on
-// Thunder's own kernels channels first. Where a chain of them can stay
-// channels last (a MobileNet-style network's inverted residual blocks),
-// oneDNN runs them so faster on AVX-512: the kernels compiled for AVX-512
-// hand them to oneDNN channels last, the others keep them on Thunder's
-// kernels (without AVX-512, oneDNN 2.6 picks a blocked layout and would
-// reorder around each). So the analysis runs twice, and a convolution whose
+// Depthwise and pointwise convolutions run on Thunder's own kernels channels
+// first, and other grouped ones on oneDNN channels first. Where a chain of
+// them can stay channels last (a MobileNet-style network's inverted residual
+// blocks), oneDNN runs them so faster on AVX-512: the kernels compiled for
+// AVX-512 hand them to oneDNN channels last, the others keep them as they
+// were (without AVX-512, oneDNN 2.6 picks a blocked layout and would reorder
+// around each). So the analysis runs twice, and a convolution whose
 // layout differs between the two gets THUNDER_CONV_LAYOUT(avx512, other).
 // Each set is closed on its own, so writers and readers agree in each build.
 //

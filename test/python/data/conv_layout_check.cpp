@@ -1,7 +1,7 @@
 // Checks thunder_cpu_conv.h's convolutions with tensors channels last
 // (ConvLayout: the input, the output or both) against the same convolution
-// channels first: fp32 through oneDNN, a pointwise one that channels first
-// runs on Thunder's GEMM, and fp64, which takes the channels-first copies a
+// channels first: fp32 through oneDNN, pointwise and depthwise ones that
+// channels first run on Thunder's kernels, a grouped one, and fp64, which takes the channels-first copies a
 // convolution oneDNN does not run falls back to; each with an elementwise
 // epilogue. Compiled and run by test_conv_layout.py; prints "ok" or the first
 // mismatch.
@@ -18,7 +18,7 @@ static int failures = 0;
 
 template <class T>
 static void check(i64 batch, i64 cin, i64 cout, i64 h, i64 w, i64 kernel, i64 stride, i64 pad,
-                  i64 dilation) {
+                  i64 dilation, i64 groups = 1) {
   Window win{2, {h, w, 1}, {0, 0, 1}, {kernel, kernel, 1}, {stride, stride, 1},
              {pad, pad, 0}, {dilation, dilation, 1}};
   for (int s = 0; s < 2; ++s)
@@ -32,7 +32,7 @@ static void check(i64 batch, i64 cin, i64 cout, i64 h, i64 w, i64 kernel, i64 st
       x = static_cast<T>(dist(gen));
     return v;
   };
-  std::vector<T> in = random(batch * cin * in_size), filter = random(cout * cin * kernel * kernel),
+  std::vector<T> in = random(batch * cin * in_size), filter = random(cout * (cin / groups) * kernel * kernel),
                  bias = random(cout);
   // The epilogue adds 0.25 and squares: elementwise, so the same in any layout.
   auto run = [&](const std::vector<T> &x, int layout) {
@@ -45,7 +45,7 @@ static void check(i64 batch, i64 cin, i64 cout, i64 h, i64 w, i64 kernel, i64 st
           v = (v + T(0.25)) * (v + T(0.25));
         }
     };
-    conv_inline(x.data(), filter.data(), bias.data(), o, batch, cin, cout, 1, win, false,
+    conv_inline(x.data(), filter.data(), bias.data(), o, batch, cin, cout, groups, win, false,
                 thunder_gemm::EpilogueRef(epi), layout);
     return out;
   };
@@ -65,10 +65,10 @@ static void check(i64 batch, i64 cin, i64 cout, i64 h, i64 w, i64 kernel, i64 st
             1e-5 * (1 + std::abs(double(expected[i]))))) {
         if (failures++ < 5)
           std::printf("mismatch: %s batch %lld cin %lld cout %lld %lldx%lld kernel %lld stride "
-                      "%lld layout %d at %zu: %g, channels first %g\n",
+                      "%lld groups %lld layout %d at %zu: %g, channels first %g\n",
                       sizeof(T) == 4 ? "f32" : "f64", (long long)batch, (long long)cin,
                       (long long)cout, (long long)h, (long long)w, (long long)kernel,
-                      (long long)stride, layout, i, double(got[i]), double(expected[i]));
+                      (long long)stride, (long long)groups, layout, i, double(got[i]), double(expected[i]));
         break;
       }
   }
@@ -80,6 +80,9 @@ int main() {
     check<float>(batch, 8, 16, 10, 10, 3, 2, 1, 1);
     check<float>(batch, 4, 4, 9, 9, 3, 1, 2, 2);
     check<float>(batch, 6, 10, 7, 5, 1, 1, 0, 1); // pointwise
+    check<float>(batch, 16, 16, 9, 8, 3, 1, 1, 1, 16); // depthwise
+    check<float>(batch, 24, 24, 14, 14, 3, 2, 1, 1, 24); // depthwise, strided
+    check<float>(batch, 8, 12, 7, 9, 3, 1, 1, 1, 4); // grouped
     check<double>(batch, 5, 6, 9, 7, 3, 1, 1, 1);
     check<double>(batch, 8, 16, 10, 10, 3, 2, 1, 1);
   }

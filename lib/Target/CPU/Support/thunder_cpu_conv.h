@@ -580,7 +580,8 @@ void transpose_channels(const T *in, T *out, i64 batch, i64 channels, i64 positi
 
 /// out = conv(in, w) + bias over 1-3 spatial dims, NC[D]HW input and output
 /// (or N[D]HWC: `layout` below), O I/groups [D]H W weights. f32 pointwise
-/// and depthwise convolutions run NCHW-native (direct_conv above), other f32
+/// and depthwise convolutions run NCHW-native (direct_conv above) when
+/// `layout` is kChannelsFirst, other f32
 /// ones go to oneDNN (dnnl_conv above); what it does not take (f64, f16, bf16, f8, integers, or a shape
 /// oneDNN refuses) runs as im2col + GEMM per group: each group's input
 /// patches unrolled into a [cin_g * kernel, out_size] matrix, then one GEMM

@@ -34,7 +34,7 @@ enum ConvLayout : int { kChannelsFirst = 0, kInputChannelsLast = 1, kOutputChann
 /// The layout of a convolution that the compiler keeps channels last only in
 /// kernels compiled for AVX-512: depthwise and pointwise ones, which oneDNN
 /// runs channels last faster there than Thunder's channels-first kernels do
-/// (a MobileNet-style network 1.26x), while without AVX-512 oneDNN 2.6
+/// (a MobileNet-style network 1.27x), while without AVX-512 oneDNN 2.6
 /// would reorder around each into its blocked layout.
 #if defined(__AVX512F__)
 #define THUNDER_CONV_LAYOUT(avx512, other) (avx512)
