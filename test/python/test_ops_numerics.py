@@ -915,6 +915,15 @@ class _ConstantWeightConvs(torch.nn.Module):
                 self.c3(x.reshape(2, 4, 3, 3, 8)))
 
 
+def _matches_eager(what: str, model, compiled, x) -> str | None:
+    """assert_matches of compiled(x) against model(x), a float64 copy of the model as
+    the reference where they differ."""
+    in_double = copy.deepcopy(model).double()
+    with torch.no_grad():
+        return assert_matches(what, compiled(x), model(x), False,
+                              lambda: in_double(x.double()))
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
 def test_conv_constant_weights(dtype, cache_dir):
     """Constant weights through two runs with different inputs: the second run reuses
@@ -923,12 +932,8 @@ def test_conv_constant_weights(dtype, cache_dir):
     inputs = [make((2, 4, 9, 8), dtype, seed=seed) for seed in (1, 2)]
     compiled = thunder.compile(model, (inputs[0],), dynamic=False, cache_dir=cache_dir,
                                progress=False, name=f"conv_constant_{dtype_key(dtype)}")
-    in_double = copy.deepcopy(model).double()
     for x in inputs + inputs[:1]:
-        with torch.no_grad():
-            expected = model(x)
-            problem = assert_matches("constant-weight convs", compiled(x), expected, False,
-                                     lambda x=x: in_double(x.double()))
+        problem = _matches_eager("constant-weight convs", model, compiled, x)
         assert problem is None, problem
 
 
@@ -962,10 +967,7 @@ def test_conv_epilogues(dtype, cache_dir):
     x = make((3, 5, 9, 11), dtype, seed=3)
     compiled = thunder.compile(model, (x,), dynamic=False, cache_dir=cache_dir,
                                progress=False, name=f"conv_epilogues_{dtype_key(dtype)}")
-    in_double = copy.deepcopy(model).double()
-    with torch.no_grad():
-        problem = assert_matches("conv epilogues", compiled(x), model(x), False,
-                                 lambda: in_double(x.double()))
+    problem = _matches_eager("conv epilogues", model, compiled, x)
     assert problem is None, problem
 
 
@@ -1000,12 +1002,9 @@ def test_convolutions_channels_last(dynamic, cache_dir):
     x = make((3, 5, 10, 9), F32, seed=5)
     compiled = thunder.compile(model, (x,), dynamic=dynamic, cache_dir=cache_dir,
                                progress=False, name=f"channels_last_{dynamic}")
-    in_double = copy.deepcopy(model).double()
-    with torch.no_grad():
-        for inputs in [x] + ([make((2, 5, 10, 9), F32, seed=6)] if dynamic else []):
-            problem = assert_matches("channels-last convolutions", compiled(inputs),
-                                     model(inputs), False, lambda: in_double(inputs.double()))
-            assert problem is None, problem
+    for inputs in [x] + ([make((2, 5, 10, 9), F32, seed=6)] if dynamic else []):
+        problem = _matches_eager("channels-last convolutions", model, compiled, inputs)
+        assert problem is None, problem
 
 
 class _InvertedResiduals(torch.nn.Module):
@@ -1043,12 +1042,9 @@ def test_inverted_residuals_channels_last(dynamic, cpu, cache_dir):
     x = make((3, 3, 19, 17), F32, seed=7)
     compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
                                progress=False, name=f"inverted_residuals_{dynamic}")
-    in_double = copy.deepcopy(model).double()
-    with torch.no_grad():
-        for inputs in [x] + ([make((2, 3, 19, 17), F32, seed=8)] if dynamic else []):
-            problem = assert_matches("inverted residual blocks", compiled(inputs),
-                                     model(inputs), False, lambda: in_double(inputs.double()))
-            assert problem is None, problem
+    for inputs in [x] + ([make((2, 3, 19, 17), F32, seed=8)] if dynamic else []):
+        problem = _matches_eager("inverted residual blocks", model, compiled, inputs)
+        assert problem is None, problem
 
 
 class _SelfConvolution(torch.nn.Module):
@@ -1070,10 +1066,7 @@ def test_convolution_filter_from_a_convolution(cache_dir):
     x = make((8, 8, 5, 5), F32, seed=7)
     compiled = thunder.compile(model, (x,), dynamic=False, cache_dir=cache_dir,
                                progress=False, name="self_convolution")
-    in_double = copy.deepcopy(model).double()
-    with torch.no_grad():
-        problem = assert_matches("a convolution's filter from a convolution", compiled(x),
-                                 model(x), False, lambda: in_double(x.double()))
+    problem = _matches_eager("a convolution's filter from a convolution", model, compiled, x)
     assert problem is None, problem
 
 
