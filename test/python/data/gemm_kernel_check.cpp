@@ -272,8 +272,9 @@ int main() {
     for (bool tb : {false, true})
       check(m, 100 + tb * 3, 300, false, tb, false, m + 3 + tb, m == 3 ? 0.5f : 0.0f, 2);
   // Row-major B read in place up to 32 rows of A, and up to 128 where its
-  // rows are not a multiple of 4 KiB apart; packed per tile beyond
-  // (reads_b_in_place): both sides of each bound, a partial last panel.
+  // rows are not a multiple of 4 KiB apart, packed per tile beyond; with
+  // AVX-512, in place at every m (reads_b_in_place): both sides of each
+  // bound, a partial last panel.
   for (i64 m : {32, 33, 128, 129})
     for (i64 n : {1000, 1024})
       check(m, n, 300, m == 33, false, false, static_cast<int>(m % 10), m == 128 ? 0.5f : 0.0f,

@@ -94,6 +94,13 @@ constexpr i64 kMaxPackedPanels = 16;
 /// m = 32, 1.05-1.11x at m = 64, 1.07-1.15x at m = 128 (ldb 768 or 2304;
 /// rows 4 KiB multiples apart were not measured in place there), and with
 /// the next panel prefetched (below) 1.3-1.6x at m = 4-16.
+/// With AVX-512 such a B is read in place at every m and ldb: its 14 x 32
+/// microkernel reads a panel's row as one pair of lines once per 14 rows of
+/// A, and the aliasing that costs AVX2 (6 x 16, each half-panel read on its
+/// own) did not show. Against packing per call (same command, 2026-12-06,
+/// Zen 4): ldb = 3072 or 4096 at m = 32-128 1.03-1.10x, m = 256-1024
+/// 1.00-1.17x, m = 2048-4096 1.04-1.17x; ldb = 768 or 2304 at m = 192-2048
+/// 1.01-1.17x.
 constexpr i64 kInPlaceRows = 32, kInPlaceUnaliasedRows = 128;
 /// Up to this many rows of A, a B read in place is streamed once per row
 /// panel or two, and the tile's first row block prefetches the next panel's
@@ -107,7 +114,12 @@ constexpr i64 kInPlaceAheadRows = 16;
 constexpr i64 kInPlaceAheadRows = 8;
 #endif
 inline bool reads_b_in_place(i64 m, i64 ldb) {
+#if defined(__AVX512F__)
+  (void)m, (void)ldb;
+  return true;
+#else
   return m <= kInPlaceRows || (m <= kInPlaceUnaliasedRows && ldb % 1024 != 0);
+#endif
 }
 /// Up to this many floats of A (4 MiB), sgemm packs A once per call into a
 /// buffer all threads read, instead of once per tile (a tile repacks its
@@ -759,9 +771,9 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   const i64 mc = row_block_rows(m), row_blocks = (m + mc - 1) / mc;
   i64 panels = (n + kNR - 1) / kNR;
   i64 kblocks = (k + kKC - 1) / kKC;
-  // B not packed at compile time: a row-major B feeding up to 32-128 rows
-  // is read in place (packing would copy it, in a pass that waits on memory,
-  // for too few rows to pay for it: reads_b_in_place); otherwise each tile
+  // B not packed at compile time: a row-major B is read in place (packing
+  // would copy it, in a pass that waits on memory: reads_b_in_place, at any
+  // m with AVX-512, up to 32-128 rows of A with AVX2); otherwise each tile
   // packs its block of B once per kc block and runs all its row blocks over
   // it.
   const bool in_place = !packed && !tb && reads_b_in_place(m, ldb);
