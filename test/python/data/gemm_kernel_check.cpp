@@ -116,15 +116,17 @@ static void check_batched(i64 batch, i64 m, i64 n, i64 k, bool shared, bool prep
       }
 }
 
-/// C (ldc) = A (lda) @ B^T for B [n, k] (ldb), rows of each longer than k:
-/// the dot-product path's reads and its copy of A at strides other than k.
-static void check_dot_strided(i64 m, i64 n, i64 k, i64 lda, i64 ldb, i64 ldc) {
+/// C (ldc) = A (lda) @ op(B) for B [n, k] (tb) or [k, n] (ldb), rows of each
+/// longer than they need: the dot-product path's reads and its copy of A at
+/// strides other than k (tb), and a row-major B read in place with its
+/// panels ldb apart (reads_b_in_place: at every m with AVX-512).
+static void check_strided(i64 m, i64 n, i64 k, i64 lda, i64 ldb, i64 ldc, bool tb = true) {
   std::mt19937 gen(static_cast<unsigned>(m * 5 + n + k));
   std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> a(m * lda), b(n * ldb), c(m * ldc, 7.0f);
+  std::vector<float> a(m * lda), b((tb ? n : k) * ldb), c(m * ldc, 7.0f);
   for (float &x : a) x = dist(gen);
   for (float &x : b) x = dist(gen);
-  sgemm(m, n, k, a.data(), lda, false, b.data(), ldb, true, nullptr, c.data(), ldc, 0.0f,
+  sgemm(m, n, k, a.data(), lda, false, b.data(), ldb, tb, nullptr, c.data(), ldc, 0.0f,
         NoEpilogue{}, 2);
   for (i64 i = 0; i < m; ++i)
     for (i64 j = 0; j < ldc; ++j) {
@@ -132,15 +134,17 @@ static void check_dot_strided(i64 m, i64 n, i64 k, i64 lda, i64 ldb, i64 ldc) {
       if (j < n) {
         r = 0;
         for (i64 p = 0; p < k; ++p) {
-          r += double(a[i * lda + p]) * b[j * ldb + p];
-          mag += std::fabs(double(a[i * lda + p]) * b[j * ldb + p]);
+          const double y = tb ? b[j * ldb + p] : b[p * ldb + j];
+          r += double(a[i * lda + p]) * y;
+          mag += std::fabs(double(a[i * lda + p]) * y);
         }
       }
       if (!(std::fabs(c[i * ldc + j] - r) <= 1e-5 * (mag + 4))) {
         if (failures++ < 5)
-          std::printf("strided dot mismatch m=%lld n=%lld k=%lld lda=%lld at [%lld, %lld]\n",
-                      (long long)m, (long long)n, (long long)k, (long long)lda, (long long)i,
-                      (long long)j);
+          std::printf("strided mismatch m=%lld n=%lld k=%lld lda=%lld ldb=%lld tb=%d at "
+                      "[%lld, %lld]\n",
+                      (long long)m, (long long)n, (long long)k, (long long)lda,
+                      (long long)ldb, int(tb), (long long)i, (long long)j);
         return;
       }
     }
@@ -308,8 +312,9 @@ int main() {
   static_assert(1100 * 1000 > kSharedAFloats);
   for (int variant = 0; variant < 3; ++variant)
     check(1100, 70, 1000, variant == 1, variant == 2, variant == 0, 1 + variant, 0.0f, 2);
-  // A shared, B packed per tile, few column panels: tiles split the row
-  // blocks once they are one panel wide (each packs its B block).
+  // A shared, B packed per tile (tb; and a row-major B but with AVX-512, which
+  // reads it in place), few column panels: tiles split the row blocks once
+  // they are one panel wide (each packs its B block).
   for (bool tb : {false, true})
     check(700, 40, 300, false, tb, false, tb ? 5 : 8, 0.0f, 2);
   for (bool shared : {false, true})
@@ -322,8 +327,13 @@ int main() {
   // strides longer than k (A copied: lda 2048; read in place: lda 1000).
   for (bool shared : {false, true})
     check_batched(3, 40, 70, 1024, shared, false, /*tb=*/true);
-  check_dot_strided(40, 70, 1000, 2048, 1040, 75);
-  check_dot_strided(9, 33, 700, 1000, 701, 40);
+  check_strided(40, 70, 1000, 2048, 1040, 75);
+  check_strided(9, 33, 700, 1000, 701, 40);
+  // A row-major B wider than n (ldb > n) over many rows: several row blocks,
+  // kc blocks and panels, the narrow last one packed (in place with AVX-512,
+  // packed per tile with AVX2).
+  check_strided(300, 70, 600, 610, 1030, 75, false);
+  check_strided(129, 100, 300, 300, 1024, 100, false);
 #endif
   // A packed once: one panel, partial panels, several row and kc blocks, and
   // more than sgemm would share (m * k > kSharedAFloats); an empty sum (k 0);

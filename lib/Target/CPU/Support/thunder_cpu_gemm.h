@@ -82,8 +82,9 @@ constexpr i64 kMaxTilePanels = 32;
 constexpr i64 kMaxPackedPanels = 16;
 /// A row-major ([k, n]) B that was not packed at compile time (GPT-2's
 /// Conv1D weights, read in place from the module) is read in place by the
-/// microkernel, its panels strided by ldb, up to kInPlaceRows rows of A, and
-/// up to kInPlaceUnaliasedRows where its rows are not a multiple of 4 KiB
+/// microkernel, its panels strided by ldb. Without AVX-512 (AVX2 and the
+/// portable kernel), up to kInPlaceRows rows of A, and up to
+/// kInPlaceUnaliasedRows where its rows are not a multiple of 4 KiB
 /// apart (rows that are fall into the same few cache sets, and a panel's 256
 /// rows thrash L2 for every row panel that reads them). Measured against
 /// packing it per call (tools/bench/gemm_ab.py --cold --b nn, 2026-12-05),
@@ -91,13 +92,12 @@ constexpr i64 kMaxPackedPanels = 16;
 /// at m = 64-128 for ldb = 768, 1000 or 2304, but 0.8x at m = 64-128 for
 /// ldb = 3072 or 4096; from m = 256, 0.95-1.15x. AVX-512 (Zen 4), against
 /// packing it per call with its next kc block prefetched: 1.15-1.18x at
-/// m = 32, 1.05-1.11x at m = 64, 1.07-1.15x at m = 128 (ldb 768 or 2304;
-/// rows 4 KiB multiples apart were not measured in place there), and with
-/// the next panel prefetched (below) 1.3-1.6x at m = 4-16.
-/// With AVX-512 such a B is read in place at every m and ldb: its 14 x 32
-/// microkernel reads a panel's row as one pair of lines once per 14 rows of
-/// A, and the aliasing that costs AVX2 (6 x 16, each half-panel read on its
-/// own) did not show. Against packing per call (same command, 2026-12-06,
+/// m = 32, 1.05-1.11x at m = 64, 1.07-1.15x at m = 128 (ldb 768 or 2304),
+/// and with the next panel prefetched (below) 1.3-1.6x at m = 4-16.
+/// With AVX-512 such a B is read in place at every m and ldb: its microkernel
+/// reads a panel's row (32 floats) once per panel of up to 14 rows of A, and
+/// the aliasing that costs AVX2 (6 x 16, each half-panel read on its own)
+/// did not show. Against packing per call (same command, 2026-12-06,
 /// Zen 4): ldb = 3072 or 4096 at m = 32-128 1.03-1.10x, m = 256-1024
 /// 1.00-1.17x, m = 2048-4096 1.04-1.17x; ldb = 768 or 2304 at m = 192-2048
 /// 1.01-1.17x.
@@ -733,10 +733,12 @@ namespace thunder_gemm {
 /// C[m, n] (ldc) = op(A) @ op(B) + beta * C (+ row_bias[i] on row i), then
 /// epi on each finished tile.
 /// B is either prepacked (`packed`, the layout above, for exactly this k
-/// and n) or read from b/ldb/tb and packed per tile; A likewise, from
-/// `packed_a` (pack_a_once of a row-major A with exactly this m and k; a is
-/// then unused) or a/lda/ta. threads <= 0: OpenMP's
-/// default, 1 inside a parallel region.
+/// and n) or read from b/ldb/tb: in place (row-major, reads_b_in_place), as
+/// dot products (few rows, [n, k]: thunder_cpu_gemm_dot.h), or packed per
+/// tile. A is read from a/lda/ta and packed (once per call or per tile), or
+/// taken from `packed_a` (pack_a_once of a row-major A with exactly this m
+/// and k; a is then unused). threads <= 0: OpenMP's default, 1 inside a
+/// parallel region.
 template <class Epi>
 void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b,
            i64 ldb, bool tb, const float *packed, float *c, i64 ldc, float beta,
@@ -773,7 +775,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
   i64 kblocks = (k + kKC - 1) / kKC;
   // B not packed at compile time: a row-major B is read in place (packing
   // would copy it, in a pass that waits on memory: reads_b_in_place, at any
-  // m with AVX-512, up to 32-128 rows of A with AVX2); otherwise each tile
+  // m with AVX-512, up to 32-128 rows of A without); otherwise each tile
   // packs its block of B once per kc block and runs all its row blocks over
   // it.
   const bool in_place = !packed && !tb && reads_b_in_place(m, ldb);
@@ -859,7 +861,8 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
         // 512 rows, and a [k, n] B's, which gains, about as many from each of
         // 256); at m = 16, 1.16x. (Such a B is packed here now only where
         // the dot-product path does not take it: k < kDotMinDepth, few
-        // columns, more than kDotRows rows.)
+        // columns, more than kDotRows rows.) With AVX-512 a [k, n] B is never
+        // packed here (reads_b_in_place), so only an [n, k] one is.
         Ahead next_block;
         if (pack_here && !last && (!tb || rows1 - rows0 <= kAheadTbRows)) {
           const i64 next_kc = std::min(kKC, k - p0 - kc);
