@@ -60,7 +60,16 @@ def main() -> None:
     parser.add_argument("--with", dest="binaries", nargs="*", default=[],
                         help="gemm_libraries binaries to run on each shape")
     args = parser.parse_args()
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_WAIT_POLICY="passive")
+    # OpenBLAS's threads spin for about 2^28 cycles after each call unless told
+    # otherwise; the next round's Thunder and oneDNN calls then shared the cores with
+    # them and read half their speed (1024^3: 102 against 204 GFLOP/s, 2026-12-06).
+    # OpenMP's workers spin 10000 iterations (about 0.1 ms) before they sleep, as
+    # python/thunder/__init__.py and thunder-run set it for Thunder's libraries: fully
+    # passive, each small GEMM woke its threads from sleep (1 x 768 x 768: 10.8 against
+    # 37.1 GFLOP/s), while ONNX Runtime's threads spin as they do by default.
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_WAIT_POLICY="passive",
+               GOMP_SPINCOUNT=os.environ.get("GOMP_SPINCOUNT", "10000"),
+               OPENBLAS_THREAD_TIMEOUT=os.environ.get("OPENBLAS_THREAD_TIMEOUT", "4"))
     print(f"# ONNX Runtime {ort.__version__} (MLAS), {args.threads} threads")
     print("| m x n x k | layer | ONNX Runtime (MLAS) |\n|---|---|---|")
     for m, n, k, what in shapes(args.quick)[args.skip:]:
