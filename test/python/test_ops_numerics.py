@@ -917,11 +917,10 @@ class _ConstantWeightConvs(torch.nn.Module):
 
 def _matches_eager(what: str, model, compiled, x) -> str | None:
     """assert_matches of compiled(x) against model(x), a float64 copy of the model as
-    the reference where they differ."""
-    in_double = copy.deepcopy(model).double()
+    the reference where they differ (made only then)."""
     with torch.no_grad():
         return assert_matches(what, compiled(x), model(x), False,
-                              lambda: in_double(x.double()))
+                              lambda: copy.deepcopy(model).double()(x.double()))
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))

@@ -9,16 +9,17 @@
 //
 //   c++ -std=c++17 -O2 -march=native -fopenmp -Ilib/Target/CPU/Support \
 //       tools/bench/gemm_libraries.cpp -o /tmp/gemm -lopenblas -ldnnl
-//   OMP_WAIT_POLICY=passive OPENBLAS_THREAD_TIMEOUT=4 /tmp/gemm [--cpu-time] \
-//       [--quick | --shape M N K [LAYER]]
+//   OMP_WAIT_POLICY=passive GOMP_SPINCOUNT=10000 OPENBLAS_THREAD_TIMEOUT=4 /tmp/gemm \
+//       [--cpu-time] [--quick | --shape M N K [LAYER]]
 //
 // GEMM_LIBRARIES=thunder (or any of thunder,onednn,openblas, comma-separated) runs only
 // those; the others' columns read "-". Each library's threads wait between its calls
 // (OpenBLAS's spin, OpenMP's unless passive) and take CPU from the next library's
 // round: on a 2-vCPU VM that halved Thunder's numbers (1024^3: 102 against 204
 // GFLOP/s). OPENBLAS_THREAD_TIMEOUT=4 (read when OpenBLAS loads, before main) stops
-// OpenBLAS's spin; gemm_ort.py sets it. Run one library per process (and compare ratios
-// of runs taken close together) where that still matters.
+// OpenBLAS's spin; GOMP_SPINCOUNT=10000 lets OpenMP's workers spin briefly between calls,
+// as Thunder's runtime does. gemm_ort.py sets both. Run one library per process (and
+// compare ratios of runs taken close together) where that still matters.
 //
 // With -march=x86-64-v3 the Thunder column is its AVX2 path (oneDNN and OpenBLAS pick
 // their kernels at run time either way).
