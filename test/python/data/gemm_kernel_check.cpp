@@ -331,9 +331,15 @@ int main() {
   check_strided(9, 33, 700, 1000, 701, 40);
   // A row-major B wider than n (ldb > n) over many rows: several row blocks,
   // kc blocks and panels, the narrow last one packed (in place with AVX-512,
-  // packed per tile with AVX2).
+  // its panels copied by their first reader, copy_b; packed per tile with
+  // AVX2).
   check_strided(300, 70, 600, 610, 1030, 75, false);
   check_strided(129, 100, 300, 300, 1024, 100, false);
+  // Rows 4 KiB multiples apart (ldb 1024) in place over few rows: copied by
+  // their first reader with AVX2 too; one row block of three panels (AVX2) or
+  // two (AVX-512), and, at 17 rows, copied with AVX2 only.
+  check_strided(30, 96, 700, 700, 1024, 100, false);
+  check_strided(17, 64, 300, 300, 2048, 64, false);
 #endif
   // A packed once: one panel, partial panels, several row and kc blocks, and
   // more than sgemm would share (m * k > kSharedAFloats); an empty sum (k 0);

@@ -97,7 +97,8 @@ constexpr i64 kMaxPackedPanels = 16;
 /// With AVX-512 such a B is read in place at every m and ldb: its microkernel
 /// reads a panel's row (32 floats) once per panel of up to 14 rows of A, and
 /// the aliasing that costs AVX2 (6 x 16, each half-panel read on its own)
-/// did not show. Against packing per call (same command, 2026-12-06,
+/// did not show on Zen 4. (On an Intel Xeon it did, in the calls that read a
+/// panel again: copies_b_in_place, below, now has the first call copy it.) Against packing per call (same command, 2026-12-06,
 /// Zen 4): ldb = 3072 or 4096 at m = 32-128 1.03-1.10x, m = 256-1024
 /// 1.00-1.17x, m = 2048-4096 1.04-1.17x; ldb = 768 or 2304 at m = 192-2048
 /// 1.01-1.17x.
@@ -119,6 +120,23 @@ inline bool reads_b_in_place(i64 m, i64 ldb) {
   return true;
 #else
   return m <= kInPlaceRows || (m <= kInPlaceUnaliasedRows && ldb % 1024 != 0);
+#endif
+}
+/// Whether a B read in place by `rows` rows of A (a tile's) is copied by its
+/// first reader for the others (sgemm's copy_b). Against reading it in place
+/// every time (tools/bench/gemm_ab.py --b nn, 2026-12-06, Intel Xeon with
+/// AVX-512): rows 4 KiB multiples apart (ldb 3072) 1.17-1.21x at m = 128-512;
+/// other ldb 1.04-1.13x from m = 128, 0.92-1.10x at m = 16-32, so not over
+/// two panels of rows or fewer. AVX2 (the same machine, -march=x86-64-v3),
+/// where each half-panel call reads its B lines again: only for rows 4 KiB
+/// multiples apart (1.00-1.14x at m = 24-32; 0.88-0.97x otherwise, the copy
+/// taking L1 from a half-panel that fits).
+inline bool copies_b_in_place(i64 rows, i64 ldb) {
+  const bool aliased = ldb % 1024 == 0;
+#if defined(__AVX512F__)
+  return rows > (aliased ? kMR : 2 * kMR);
+#else
+  return aliased && rows > kMR;
 #endif
 }
 /// Up to this many floats of A (4 MiB), sgemm packs A once per call into a
@@ -347,7 +365,9 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 // null: none): a value per row the accumulators start from (a
 // convolution's bias, whose rows are output channels). ahead: lines of B's
 // next block to prefetch meanwhile (AVX2 and AVX-512; the portable kernel
-// ignores it).
+// ignores it). copy (null: none): where the call also writes the kc rows of
+// B it reads, kNR floats apart (64-byte aligned; the AVX2 kernel's halves
+// write theirs at copy and copy + 16): sgemm's copy_b.
 //===--------------------------------------------------------------------===//
 
 /// What a microkernel call prefetches (prefetcht1) while it runs: `lines`
@@ -448,7 +468,8 @@ struct AheadWalk {
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                    const float *rbias, Ahead ahead = {}, Clamp cl = {}) {
+                    const float *rbias, Ahead ahead = {}, Clamp cl = {},
+                    float *__restrict copy = nullptr) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
@@ -459,25 +480,36 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
   // prefetched between them.
   AheadWalk walk(ahead);
   const i64 chunk = walk.chunk(kc);
-  for (i64 p0 = 0; p0 < kc; p0 += chunk) {
-    walk.issue();
-    const i64 p1 = std::min(kc, p0 + chunk);
-    for (i64 p = p0; p < p1; ++p) {
-      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-      // Both cache lines of the B row kPrefetchRows ahead (B streams from L2
-      // or L3 on the first row panel of a tile).
-      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
+  auto k_loop = [&](auto copying) {
+    for (i64 p0 = 0; p0 < kc; p0 += chunk) {
+      walk.issue();
+      const i64 p1 = std::min(kc, p0 + chunk);
+      for (i64 p = p0; p < p1; ++p) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        if constexpr (decltype(copying)::value) {
+          _mm512_store_ps(copy, b0);
+          _mm512_store_ps(copy + 16, b1);
+          copy += kNR;
+        }
+        // Both cache lines of the B row kPrefetchRows ahead (B streams from
+        // L2 or L3 on the first row panel of a tile).
+        _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        __m512 av = _mm512_set1_ps(a[i]);
-        acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
-        acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+        for (int i = 0; i < MR; ++i) {
+          __m512 av = _mm512_set1_ps(a[i]);
+          acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+          acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+        }
+        a += MR;
+        b += bs;
       }
-      a += MR;
-      b += bs;
     }
-  }
+  };
+  if (copy)
+    k_loop(std::true_type{});
+  else
+    k_loop(std::false_type{});
   __mmask16 m0 = nv >= 16 ? __mmask16(0xffff) : __mmask16((1u << nv) - 1);
   __mmask16 m1 = nv >= 32 ? __mmask16(0xffff)
                  : nv <= 16 ? __mmask16(0)
@@ -509,7 +541,8 @@ inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b
 template <int MR>
 inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                       float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                      const float *rbias, Ahead ahead, Clamp cl) {
+                      const float *rbias, Ahead ahead, Clamp cl,
+                      float *__restrict copy) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -521,33 +554,45 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
   // cache: the loop's issue slots).
   AheadWalk walk(ahead);
   const i64 chunk = walk.chunk(kc);
-  for (i64 p0 = 0; p0 < kc; p0 += chunk) {
-    walk.issue();
-    const i64 p1 = std::min(kc, p0 + chunk);
-    for (i64 p = p0; p < p1; ++p) {
-      __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-      // B in registers: left to itself, GCC folds the two loads into each
-      // row's FMAs where registers allow (1-4 rows), 2 MR loads instead of 2,
-      // which then bound the loop: 4 rows ran at 63% of the FMA peak, 95% with
-      // the loads kept apart (in L1, one thread).
-      asm("" : "+x"(b0), "+x"(b1));
-      // Both cache lines of the B row ahead: the first half-panel pass is the
-      // one that streams B from memory, and a prefetch of its own line only
-      // left the other half's line to the hardware (a weight that does not fit
-      // in cache, m = 16-32: 1.13-1.26x; gemm_ab.py, docs/performance.md). (The
-      // second pass's second prefetch is a line it will not read.)
-      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
+  auto k_loop = [&](auto copying) {
+    for (i64 p0 = 0; p0 < kc; p0 += chunk) {
+      walk.issue();
+      const i64 p1 = std::min(kc, p0 + chunk);
+      for (i64 p = p0; p < p1; ++p) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        if constexpr (decltype(copying)::value) {
+          _mm256_store_ps(copy, b0);
+          _mm256_store_ps(copy + 8, b1);
+          copy += kNR;
+        }
+        // B in registers: left to itself, GCC folds the two loads into
+        // each row's FMAs where registers allow (1-4 rows), 2 MR loads
+        // instead of 2, which then bound the loop: 4 rows ran at 63% of the
+        // FMA peak, 95% with the loads kept apart (in L1, one thread).
+        asm("" : "+x"(b0), "+x"(b1));
+        // Both cache lines of the B row ahead: the first half-panel pass is
+        // the one that streams B from memory, and a prefetch of its own line
+        // only left the other half's line to the hardware (a weight that does
+        // not fit in cache, m = 16-32: 1.13-1.26x; gemm_ab.py,
+        // docs/performance.md). (The second pass's second prefetch is a line
+        // it will not read.)
+        _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char *>(b + kPrefetchRows * bs + 16), _MM_HINT_T0);
 #pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
-        __m256 av = _mm256_broadcast_ss(a + i);
-        acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
-        acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+        for (int i = 0; i < MR; ++i) {
+          __m256 av = _mm256_broadcast_ss(a + i);
+          acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+          acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+        }
+        a += MR;
+        b += bs;
       }
-      a += MR;
-      b += bs;
     }
-  }
+  };
+  if (copy)
+    k_loop(std::true_type{});
+  else
+    k_loop(std::false_type{});
   if (nv >= 16) {
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
@@ -591,17 +636,21 @@ inline void ukernel16(i64 kc, const float *__restrict a, const float *__restrict
 template <int MR>
 inline void ukernel(i64 kc, const float *a, const float *b, i64 bs, float *c, i64 ldc,
                     int nv, bool first, float beta, const float *rbias, Ahead ahead = {},
-                    Clamp cl = {}) {
-  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta, rbias, ahead, cl);
+                    Clamp cl = {}, float *copy = nullptr) {
+  ukernel16<MR>(kc, a, b, bs, c, ldc, std::min(nv, 16), first, beta, rbias, ahead, cl, copy);
   if (nv > 16)
     ukernel16<MR>(kc, a, b + 16, bs, c + 16, ldc, nv - 16, first, beta, rbias,
-                  ahead.skip(ahead.per_call(kc)), cl);
+                  ahead.skip(ahead.per_call(kc)), cl, copy ? copy + 16 : nullptr);
 }
 #else
 template <int MR>
 inline void ukernel(i64 kc, const float *__restrict a, const float *__restrict b, i64 bs,
                     float *__restrict c, i64 ldc, int nv, bool first, float beta,
-                    const float *rbias, Ahead = {}, Clamp cl = {}) {
+                    const float *rbias, Ahead = {}, Clamp cl = {},
+                    float *__restrict copy = nullptr) {
+  if (copy)
+    for (i64 p = 0; p < kc; ++p)
+      std::memcpy(copy + p * kNR, b + p * bs, sizeof(float) * kNR);
   float acc[MR][kNR] = {};
   if (rbias)
     for (int i = 0; i < MR; ++i)
@@ -641,9 +690,11 @@ inline int calls_per_panel(int nv) {
 /// The microkernel for `mr` rows (1..kMR).
 inline void ukernel_rows(int mr, i64 kc, const float *a, const float *b, i64 bs, float *c,
                          i64 ldc, int nv, bool first, float beta,
-                         const float *rbias = nullptr, Ahead ahead = {}, Clamp cl = {}) {
+                         const float *rbias = nullptr, Ahead ahead = {}, Clamp cl = {},
+                         float *copy = nullptr) {
   with_rows(mr, [&](auto rows) {
-    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta, rbias, ahead, cl);
+    ukernel<decltype(rows)::value>(kc, a, b, bs, c, ldc, nv, first, beta, rbias, ahead, cl,
+                                   copy);
   });
 }
 
@@ -839,9 +890,18 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
       i64 c0 = q0 * kNR, c1 = std::min(n, q1 * kNR);
       // In place, a last panel narrower than kNR is packed (zero-padded).
       const bool pack_last = in_place && c1 - (q1 - 1) * kNR < kNR;
+      // In place, over more than one panel of A rows: the first microkernel
+      // call over each panel of B (the tile's first row block, its first
+      // panel of rows) copies what it reads into the panel's slot of bp, in
+      // the packed layout, and the later calls read that copy. B is then
+      // read once from memory, as in place, and the calls that reuse it
+      // read a contiguous panel: a B whose rows are a multiple of 4 KiB
+      // apart puts a panel's rows into the same few L1 sets, and was read
+      // at 0.75-0.9x of packed by the reusing calls.
+      const bool copy_b = in_place && copies_b_in_place(rows1 - rows0, ldb);
       i64 kcmax = std::min(kKC, k);
       float *ap = shared_a ? nullptr : thread_buffer(0, static_cast<size_t>(kMC * kcmax));
-      float *bp = pack_here || pack_last
+      float *bp = pack_here || pack_last || copy_b
                       ? thread_buffer(1, static_cast<size_t>(nc_panels * kNR * kcmax))
                       : nullptr;
       for (i64 p0 = 0; p0 < k; p0 += kKC) {
@@ -850,7 +910,8 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
         if (pack_here)
           pack_b(b, ldb, tb, p0, kc, c0, c1, bp, kc * kNR);
         else if (pack_last)
-          pack_b(b, ldb, tb, p0, kc, (q1 - 1) * kNR, c1, bp, kc * kNR);
+          pack_b(b, ldb, tb, p0, kc, (q1 - 1) * kNR, c1, bp + (q1 - 1 - q0) * kc * kNR,
+                 kc * kNR);
         // B packed here comes from memory too (a module's weights, read in
         // place): the last row block's calls prefetch the rows that the next
         // kc block's packing reads, [c0, c1) x [p0 + kc, + next_kc) of B.
@@ -887,14 +948,16 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             i64 j0 = q * kNR;
             const float *bq;
             i64 bs = kNR;
+            // This panel's slot in bp (packed here, or copied by copy_b).
+            float *slot = bp ? bp + (q - q0) * kc * kNR : nullptr;
+            // Whether this row block's first call copies the panel.
+            bool copying = false;
             if (packed)
               bq = packed + (q * k + p0) * kNR;
-            else if (pack_here)
-              bq = bp + (q - q0) * kc * kNR;
-            else if (pack_last && q == q1 - 1)
-              bq = bp;
+            else if (pack_here || (pack_last && q == q1 - 1) || (copy_b && r0 != rows0))
+              bq = slot;
             else
-              bq = b + p0 * ldb + j0, bs = ldb;
+              bq = b + p0 * ldb + j0, bs = ldb, copying = copy_b;
             int nv = static_cast<int>(std::min<i64>(kNR, n - j0));
             // A prepacked B comes from memory (a model's weights do not stay
             // in cache): the tile's first row block, whose calls stream it,
@@ -928,7 +991,9 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
               const int mr = apanels.rows(i);
               ukernel_rows(mr, kc, arows + (i0 - r0) * kc, bq, bs, c + i0 * ldc + j0, ldc,
                            nv, first, beta, first && row_bias ? row_bias + i0 : nullptr,
-                           ahead, last ? clamp : Clamp{});
+                           ahead, last ? clamp : Clamp{}, copying ? slot : nullptr);
+              if (copying)
+                bq = slot, bs = kNR, copying = false;
               ahead = ahead.skip(ahead.per_call(kc) * panel_calls);
               if (last && !clamp.on)
                 epi(i0, i0 + mr, j0, j0 + nv);
