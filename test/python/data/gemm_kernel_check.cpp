@@ -329,6 +329,8 @@ int main() {
     check_batched(3, 40, 70, 1024, shared, false, /*tb=*/true);
   check_strided(40, 70, 1000, 2048, 1040, 75);
   check_strided(9, 33, 700, 1000, 701, 40);
+  // Dot products over k in blocks (kDotMaxDepth), the last one partial.
+  check_strided(12, 140, 2500, 2500, 2600, 150);
   // A row-major B wider than n (ldb > n) over many rows: several row blocks,
   // kc blocks and panels, the narrow last one packed (in place with AVX-512,
   // its panels copied by their first reader, copy_b; packed per tile with

@@ -31,6 +31,15 @@ constexpr i64 kDotFewRows = 8, kDotMinDepth = 512, kDotBlock = 64;
 /// Floats of A (m x kc) that stay in L2 while a block of columns runs over
 /// them: k is split into blocks of kc where m k is larger.
 constexpr i64 kDotAFloats = 96 * 1024;
+/// And into blocks of at most this many: a register tile's rows (kDotMR of A,
+/// kDotCols of B: 32 KiB at 1024) then stay in L1 while it runs, where whole
+/// rows of k = 4096 (128 KiB) came from L2 on every step. Against no such
+/// limit (tools/bench/gemm_ab.py --b nt, 2026-12-06, Intel Xeon, AVX-512):
+/// 1.02-1.16x at 16 x 4096 x 4096, 1.0-1.15x at m = 32, 1.0-1.05x at
+/// 128 x 768 x 3072; AVX2 0.94-1.06x. (512: 0.93-0.95x at 128 x 768 x 3072.)
+/// The MLP at batch 16 with its weights in place (thunder-run, alternating):
+/// 4.1 -> 3.6 ms, against 3.1 packed.
+constexpr i64 kDotMaxDepth = 1024;
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #if defined(__AVX512F__)
@@ -164,15 +173,17 @@ inline void dot_rows(int rows, i64 k, const float *a, i64 lda, const float *b, i
 /// column blocks: threads split the columns. Rows of A a multiple of 4 KiB
 /// apart (k = 1024 or 3072) are first copied, by all threads, into kc blocks
 /// of rows kc + 16 floats apart: read in place they shared L1 sets with the
-/// B rows they met (0.85-0.9x). Then per block of columns and kc block: each group
-/// of kDotCols B rows (in L1 after its first group of rows) meets every
-/// group of kDotMR rows of A (m x kc floats, in L2).
+/// B rows they met (0.85-0.9x). Then per block of columns and kc block (k
+/// split by kDotAFloats and kDotMaxDepth): each group of kDotCols B rows (in
+/// L1 after its first group of rows) meets every group of kDotMR rows of A
+/// (m x kc floats, in L2).
 template <class Epi>
 void dot_gemm(i64 m, i64 n, i64 k, const float *a, i64 lda, const float *b, i64 ldb,
               float *c, i64 ldc, float beta, const Epi &epi, int threads) {
   constexpr int NJ = kDotCols;
   constexpr i64 kBlock = kDotBlock; // columns per epilogue call
-  const i64 kblocks = std::max<i64>(1, (m * k + kDotAFloats - 1) / kDotAFloats);
+  const i64 kblocks = std::max<i64>({1, (m * k + kDotAFloats - 1) / kDotAFloats,
+                                     (k + kDotMaxDepth - 1) / kDotMaxDepth});
   const i64 kc = ((k + kblocks - 1) / kblocks + kDotWidth - 1) / kDotWidth * kDotWidth;
   const bool copy_a = m > 1 && lda % 1024 == 0;
   // Rows of the next B group each row group prefetches.
