@@ -385,7 +385,15 @@ inline void pack_a_once(const float *a, i64 m, i64 k, float *out) {
 ///  - a B read in place by few rows of A, the next panel's rows (ldb apart).
 constexpr i64 kAheadSteps = 8;
 /// Up to this many rows of A, an [n, k] B packed per call is prefetched too.
+/// With AVX-512 at every m: on an Intel Xeon, 1.00-1.10x at m = 128-197 with
+/// B cold, 0.99-1.08x warm (tools/bench/gemm_ab.py --b nt, 2026-12-06), and
+/// the packing had been 14.5% of BERT's samples at batch 1 with its weights
+/// in place. (AVX2, Zen 3-4: 0.90-0.96x at m = 32-128, below.)
+#if defined(__AVX512F__)
+constexpr i64 kAheadTbRows = i64(1) << 40;
+#else
 constexpr i64 kAheadTbRows = 16;
+#endif
 struct Ahead {
   const char *base = nullptr;
   i64 stride = 0, row_lines = 0, pos = 0, end = 0;
@@ -916,14 +924,15 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
         // place): the last row block's calls prefetch the rows that the next
         // kc block's packing reads, [c0, c1) x [p0 + kc, + next_kc) of B.
         // (Spread over every row block, they took the cache from the packed
-        // block in use: 0.86-0.92x at m = 128-512.) Not for nn.Linear's
-        // [n, k] B beyond 16 rows: m = 32-128 read 0.90-0.96x with them (why
-        // was not found: its next block is about 17 lines from each of up to
-        // 512 rows, and a [k, n] B's, which gains, about as many from each of
-        // 256); at m = 16, 1.16x. (Such a B is packed here now only where
-        // the dot-product path does not take it: k < kDotMinDepth, few
-        // columns, more than kDotRows rows.) With AVX-512 a [k, n] B is never
-        // packed here (reads_b_in_place), so only an [n, k] one is.
+        // block in use: 0.86-0.92x at m = 128-512.) Without AVX-512, not
+        // for nn.Linear's [n, k] B beyond kAheadTbRows = 16 rows: m = 32-128
+        // read 0.90-0.96x with them on Zen 3-4 (why was not found: its next
+        // block is about 17 lines from each of up to 512 rows, and a [k, n]
+        // B's, which gains, about as many from each of 256); at m = 16,
+        // 1.16x. (Such a B is packed here only where the dot-product path
+        // does not take it: k < kDotMinDepth, few columns, more than kDotRows
+        // rows.) With AVX-512 a [k, n] B is never packed here
+        // (reads_b_in_place), so only an [n, k] one is.
         Ahead next_block;
         if (pack_here && !last && (!tb || rows1 - rows0 <= kAheadTbRows)) {
           const i64 next_kc = std::min(kKC, k - p0 - kc);

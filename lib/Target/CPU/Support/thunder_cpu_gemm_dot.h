@@ -20,8 +20,17 @@ namespace thunder_gemm {
 /// it: thunder.compile's library reads the module's tensors). Each B row is
 /// read from memory once per kc block, sequentially, and then from L1 by
 /// every group of rows; the packing path would first copy it, transposing,
-/// in a pass that waits on memory.
+/// in a pass that waits on memory. With AVX-512, up to 64 rows: on an Intel
+/// Xeon (two 512-bit FMA ports) packing per call read 1.1-1.4x of the dot
+/// products at m = 96-128 (tools/bench/gemm_ab.py --b nt, cold and warm,
+/// 2026-12-06), and mixed at 64 (0.87-1.19x); on Zen 4 the two had read
+/// within 1-4% of each other at m = 128. With AVX2 (the same Xeon) the dot
+/// products stay ahead at m = 96-128 (packing 0.81-1.03x).
+#if defined(__AVX512F__)
+constexpr i64 kDotRows = 64;
+#else
 constexpr i64 kDotRows = 128;
+#endif
 /// Beyond this many rows, only for k of at least kDotMinDepth and a block of
 /// kDotBlock columns for each thread: shorter dot products spend about as
 /// long reducing as multiplying (one thread, against packing: 0.78x at
