@@ -98,8 +98,8 @@ constexpr i64 kMaxPackedPanels = 16;
 /// reads a panel's row (32 floats) once per panel of up to 14 rows of A, and
 /// the aliasing that costs AVX2 (6 x 16, each half-panel read on its own)
 /// did not show on Zen 4. (On an Intel Xeon it did, in the calls that read a
-/// panel again: copies_b_in_place, below, now has the first call copy it.) Against packing per call (same command, 2026-12-06,
-/// Zen 4): ldb = 3072 or 4096 at m = 32-128 1.03-1.10x, m = 256-1024
+/// panel again: copies_b_in_place, below, now has the first call copy it.)
+/// Against packing per call (same command, 2026-12-06, Zen 4): ldb = 3072 or 4096 at m = 32-128 1.03-1.10x, m = 256-1024
 /// 1.00-1.17x, m = 2048-4096 1.04-1.17x; ldb = 768 or 2304 at m = 192-2048
 /// 1.01-1.17x.
 constexpr i64 kInPlaceRows = 32, kInPlaceUnaliasedRows = 128;
@@ -109,8 +109,13 @@ constexpr i64 kInPlaceRows = 32, kInPlaceUnaliasedRows = 128;
 /// alone: AVX-512 1.35-1.55x at m = 4-16 (0.98-1.04x at m = 32-128); AVX2
 /// 1.1-1.4x at m = 4-8, 0.94-1.13x at m = 12-24, where B is read by more
 /// row panels and the prefetches compete. (The portable kernel ignores it.)
+/// With AVX-512 at every m, since the tile's later calls read copy_b's copy:
+/// on an Intel Xeon 1.02-1.16x with B cold at m = 32-1024 (a model's
+/// weights, beyond the caches), 0.90-0.98x warm; GPT-2 at batch 1 with
+/// --pack-weights=false, alternating thunder-run: 0.88-0.99x of the time
+/// per round (2026-12-06).
 #if defined(__AVX512F__)
-constexpr i64 kInPlaceAheadRows = 16;
+constexpr i64 kInPlaceAheadRows = i64(1) << 40;
 #else
 constexpr i64 kInPlaceAheadRows = 8;
 #endif
