@@ -294,12 +294,15 @@ int main() {
   // for k >= kDotMinDepth and a column block per thread (packed per tile
   // otherwise): row, column and k tails; k in blocks where m k >
   // kDotAFloats (beta applies to the first only); rows of A 4 KiB apart
-  // (k = 1024, 2048), copied first; both sides of each bound.
+  // (k = 1024, 2048, 3072), copied first; both sides of each bound. (With
+  // AVX-512, kDotRows is 64: m = 100 and 128 are packed per tile there, and
+  // k is blocked by kDotMaxDepth, as at 40 x 70 x 3072.)
   static_assert(128 * 1000 > kDotAFloats && 100 * 2048 > 2 * kDotAFloats);
+  static_assert(3072 > 2 * kDotMaxDepth);
   for (auto [m, n, k] :
        {std::tuple<i64, i64, i64>{9, 103, 600}, {40, 70, 1024}, {100, 130, 2048},
         {128, 67, 1000}, {kDotRows, 130, kDotMinDepth + 7}, {16, 130, kDotMinDepth - 1},
-        {kDotRows + 1, 67, 1000}, {32, kDotBlock, 1000}})
+        {kDotRows + 1, 67, 1000}, {32, kDotBlock, 1000}, {40, 70, 3072}})
     for (float beta : {0.0f, 0.5f})
       check(m, n, k, false, true, false, static_cast<int>((m + k) % 10), beta, 2);
 #endif
@@ -329,19 +332,26 @@ int main() {
     check_batched(3, 40, 70, 1024, shared, false, /*tb=*/true);
   check_strided(40, 70, 1000, 2048, 1040, 75);
   check_strided(9, 33, 700, 1000, 701, 40);
-  // Dot products over k in blocks (kDotMaxDepth), the last one partial.
+  // Dot products over k in blocks (kDotMaxDepth), the last one partial; and
+  // with rows of A 4 KiB multiples apart (A copied first).
   check_strided(12, 140, 2500, 2500, 2600, 150);
+  check_strided(12, 140, 2500, 3072, 2600, 150);
   // A row-major B wider than n (ldb > n) over many rows: several row blocks,
   // kc blocks and panels, the narrow last one packed (in place with AVX-512,
   // its panels copied by their first reader, copy_b; packed per tile with
   // AVX2).
   check_strided(300, 70, 600, 610, 1030, 75, false);
   check_strided(129, 100, 300, 300, 1024, 100, false);
-  // Rows 4 KiB multiples apart (ldb 1024) in place over few rows: copied by
-  // their first reader with AVX2 too; one row block of three panels (AVX2) or
-  // two (AVX-512), and, at 17 rows, copied with AVX2 only.
+  // Rows 4 KiB multiples apart (ldb 1024, 2048) in place over few rows,
+  // copied by their first reader (copies_b_in_place) with both instruction
+  // sets at 30 and 17 rows, with AVX2 only at 14 (one AVX-512 panel of
+  // rows). These tiles are one panel of B wide; wider tiles, whose copies
+  // go to other slots, and a narrow last panel packed beside them are the
+  // check(m, 1000 or 1024, 600, tb = false) and check(700, 200, 300) cases
+  // above.
   check_strided(30, 96, 700, 700, 1024, 100, false);
   check_strided(17, 64, 300, 300, 2048, 64, false);
+  check_strided(14, 64, 300, 300, 2048, 64, false);
 #endif
   // A packed once: one panel, partial panels, several row and kc blocks, and
   // more than sgemm would share (m * k > kSharedAFloats); an empty sum (k 0);

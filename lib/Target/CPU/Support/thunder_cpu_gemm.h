@@ -99,9 +99,9 @@ constexpr i64 kMaxPackedPanels = 16;
 /// the aliasing that costs AVX2 (6 x 16, each half-panel read on its own)
 /// did not show on Zen 4. (On an Intel Xeon it did, in the calls that read a
 /// panel again: copies_b_in_place, below, now has the first call copy it.)
-/// Against packing per call (same command, 2026-12-06, Zen 4): ldb = 3072 or 4096 at m = 32-128 1.03-1.10x, m = 256-1024
-/// 1.00-1.17x, m = 2048-4096 1.04-1.17x; ldb = 768 or 2304 at m = 192-2048
-/// 1.01-1.17x.
+/// Against packing per call (same command, 2026-12-06, Zen 4): ldb = 3072
+/// or 4096 at m = 32-128 1.03-1.10x, m = 256-1024 1.00-1.17x, m = 2048-4096
+/// 1.04-1.17x; ldb = 768 or 2304 at m = 192-2048 1.01-1.17x.
 constexpr i64 kInPlaceRows = 32, kInPlaceUnaliasedRows = 128;
 /// Up to this many rows of A, a B read in place is streamed once per row
 /// panel or two, and the tile's first row block prefetches the next panel's
@@ -131,7 +131,7 @@ inline bool reads_b_in_place(i64 m, i64 ldb) {
 /// first reader for the others (sgemm's copy_b). Against reading it in place
 /// every time (tools/bench/gemm_ab.py --b nn, 2026-12-06, Intel Xeon with
 /// AVX-512): rows 4 KiB multiples apart (ldb 3072) 1.17-1.21x at m = 128-512;
-/// other ldb 1.04-1.13x from m = 128, 0.92-1.10x at m = 16-32, so not over
+/// other ldb 1.04-1.13x from m = 128, 0.92-1.10x at m = 16-32, so not for
 /// two panels of rows or fewer. AVX2 (the same machine, -march=x86-64-v3),
 /// where each half-panel call reads its B lines again: only for rows 4 KiB
 /// multiples apart (1.00-1.14x at m = 24-32; 0.88-0.97x otherwise, the copy
@@ -182,6 +182,41 @@ inline void transpose8(const float *in, i64 ldi, float *out, i64 ldo) {
 }
 #endif
 
+#if defined(__AVX512F__)
+/// out[i * ldo + j] = in[j * ldi + i] for a 16 x 16 block: 64 shuffles for
+/// 256 floats, where transpose8 takes 24 for 64.
+inline void transpose16(const float *in, i64 ldi, float *out, i64 ldo) {
+  __m512 r[16], t[16], u[16], v[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i)
+    r[i] = _mm512_loadu_ps(in + i * ldi);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i += 4) {
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i += 8)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      v[i + j] = _mm512_shuffle_f32x4(u[i + j], u[i + 4 + j], 0x88);
+      v[i + 4 + j] = _mm512_shuffle_f32x4(u[i + j], u[i + 4 + j], 0xDD);
+    }
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    _mm512_storeu_ps(out + j * ldo, _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88));
+    _mm512_storeu_ps(out + (j + 8) * ldo, _mm512_shuffle_f32x4(v[j], v[8 + j], 0xDD));
+  }
+}
+#endif
+
 /// Packs op(B) (B is [k, n] row-major with ldb, or [n, k] when tb) columns
 /// [c0, c1) and rows [p0, p0 + kc) into panels of kNR with panel stride
 /// `panel_stride` floats (k * kNR for a whole packed matrix, kc * kNR for a
@@ -213,6 +248,17 @@ inline void pack_b(const float *b, i64 ldb, bool tb, i64 p0, i64 kc, i64 c0, i64
     if (w < kNR)
       std::memset(dst, 0, sizeof(float) * kNR * kc);
     i64 j = 0;
+#if defined(__AVX512F__)
+    for (; j + 16 <= w; j += 16) {
+      const float *src = b + (q0 + j) * ldb + p0;
+      i64 p = 0;
+      for (; p + 16 <= kc; p += 16)
+        transpose16(src + p, ldb, dst + p * kNR + j, kNR);
+      for (; p < kc; ++p)
+        for (int jj = 0; jj < 16; ++jj)
+          dst[p * kNR + j + jj] = src[jj * ldb + p];
+    }
+#endif
 #if defined(__AVX2__)
     // 8 x 8 blocks transposed in registers (a scalar loop stores each
     // element to its own cache line: 3-5x slower).
@@ -903,10 +949,11 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
       i64 c0 = q0 * kNR, c1 = std::min(n, q1 * kNR);
       // In place, a last panel narrower than kNR is packed (zero-padded).
       const bool pack_last = in_place && c1 - (q1 - 1) * kNR < kNR;
-      // In place, over more than one panel of A rows: the first microkernel
-      // call over each panel of B (the tile's first row block, its first
-      // panel of rows) copies what it reads into the panel's slot of bp, in
-      // the packed layout, and the later calls read that copy. B is then
+      // In place, where copies_b_in_place says so (enough rows of A to read
+      // each panel several times): the first microkernel call over each
+      // panel of B (the tile's first panel of rows; a tile reading B in place
+      // is one row block) copies what it reads into the panel's slot of bp,
+      // in the packed layout, and the later calls read that copy. B is then
       // read once from memory, as in place, and the calls that reuse it
       // read a contiguous panel: a B whose rows are a multiple of 4 KiB
       // apart puts a panel's rows into the same few L1 sets, and was read
@@ -991,9 +1038,9 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
                                               next_kc * kNR / 16, calls, kc)
                               : Ahead{};
             } else if (in_place && m <= kInPlaceAheadRows) {
-              // The same for a B read in place, over few rows of A: next_kc
-              // rows of kNR floats each (2 lines, 3 where rows do not start
-              // on a line), ldb apart.
+              // The same for a B read in place (over few rows of A without
+              // AVX-512, kInPlaceAheadRows): next_kc rows of kNR floats each
+              // (2 lines, 3 where rows do not start on a line), ldb apart.
               const bool lined = ldb % 16 == 0 && reinterpret_cast<uintptr_t>(b) % 64 == 0;
               const i64 row_lines = lined ? kNR / 16 : kNR / 16 + 1;
               ahead = streams ? Ahead::spread(b + next_p0 * ldb + nq * kNR, 4 * ldb, row_lines,
