@@ -217,6 +217,27 @@ inline void transpose16(const float *in, i64 ldi, float *out, i64 ldo) {
 }
 #endif
 
+#if defined(__AVX2__)
+/// Columns [j, w) of a panel of an [n, k] B (rows `src`, ldb apart, from
+/// the panel's first row and column p0) into the panel at dst, in blocks of
+/// W columns while whole ones remain: W x W blocks transposed by Transpose,
+/// the last kc % W rows element by element. Returns the first column left.
+template <int W, void (*Transpose)(const float *, i64, float *, i64)>
+inline i64 pack_columns_transposed(const float *src, i64 ldb, i64 kc, i64 j, i64 w,
+                                   float *dst) {
+  for (; j + W <= w; j += W) {
+    const float *rows = src + j * ldb;
+    i64 p = 0;
+    for (; p + W <= kc; p += W)
+      Transpose(rows + p, ldb, dst + p * kNR + j, kNR);
+    for (; p < kc; ++p)
+      for (int jj = 0; jj < W; ++jj)
+        dst[p * kNR + j + jj] = rows[jj * ldb + p];
+  }
+  return j;
+}
+#endif
+
 /// Packs op(B) (B is [k, n] row-major with ldb, or [n, k] when tb) columns
 /// [c0, c1) and rows [p0, p0 + kc) into panels of kNR with panel stride
 /// `panel_stride` floats (k * kNR for a whole packed matrix, kc * kNR for a
@@ -249,28 +270,12 @@ inline void pack_b(const float *b, i64 ldb, bool tb, i64 p0, i64 kc, i64 c0, i64
       std::memset(dst, 0, sizeof(float) * kNR * kc);
     i64 j = 0;
 #if defined(__AVX512F__)
-    for (; j + 16 <= w; j += 16) {
-      const float *src = b + (q0 + j) * ldb + p0;
-      i64 p = 0;
-      for (; p + 16 <= kc; p += 16)
-        transpose16(src + p, ldb, dst + p * kNR + j, kNR);
-      for (; p < kc; ++p)
-        for (int jj = 0; jj < 16; ++jj)
-          dst[p * kNR + j + jj] = src[jj * ldb + p];
-    }
+    j = pack_columns_transposed<16, transpose16>(b + q0 * ldb + p0, ldb, kc, j, w, dst);
 #endif
 #if defined(__AVX2__)
     // 8 x 8 blocks transposed in registers (a scalar loop stores each
     // element to its own cache line: 3-5x slower).
-    for (; j + 8 <= w; j += 8) {
-      const float *src = b + (q0 + j) * ldb + p0;
-      i64 p = 0;
-      for (; p + 8 <= kc; p += 8)
-        transpose8(src + p, ldb, dst + p * kNR + j, kNR);
-      for (; p < kc; ++p)
-        for (int jj = 0; jj < 8; ++jj)
-          dst[p * kNR + j + jj] = src[jj * ldb + p];
-    }
+    j = pack_columns_transposed<8, transpose8>(b + q0 * ldb + p0, ldb, kc, j, w, dst);
 #endif
     for (; j < w; ++j) {
       const float *src = b + (q0 + j) * ldb + p0;
