@@ -956,9 +956,10 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
       const bool pack_last = in_place && c1 - (q1 - 1) * kNR < kNR;
       // In place, where copies_b_in_place says so (enough rows of A to read
       // each panel several times): the first microkernel call over each
-      // panel of B (the tile's first panel of rows; a tile reading B in place
-      // is one row block) copies what it reads into the panel's slot of bp,
-      // in the packed layout, and the later calls read that copy. B is then
+      // panel of B (a row block's first panel of rows; a tile reading B in
+      // place is one row block) copies what it reads into the panel's slot
+      // of bp, in the packed layout, and the row block's later calls read
+      // that copy. B is then
       // read once from memory, as in place, and the calls that reuse it
       // read a contiguous panel: a B whose rows are a multiple of 4 KiB
       // apart puts a panel's rows into the same few L1 sets, and was read
@@ -1020,7 +1021,7 @@ void sgemm(i64 m, i64 n, i64 k, const float *a, i64 lda, bool ta, const float *b
             bool copying = false;
             if (packed)
               bq = packed + (q * k + p0) * kNR;
-            else if (pack_here || (pack_last && q == q1 - 1) || (copy_b && r0 != rows0))
+            else if (pack_here || (pack_last && q == q1 - 1))
               bq = slot;
             else
               bq = b + p0 * ldb + j0, bs = ldb, copying = copy_b;
