@@ -1106,6 +1106,20 @@ def test_pool(dtype, cache_dir):
     run_family("pool", pool, dtype, cache_dir)
 
 
+def test_max_pool_propagates_nan(cache_dir):
+    """A NaN anywhere in a max pool's window is its output, as in PyTorch: in the first
+    row or a later one of the window, its first tap or a later one, at strides 1, 2 and 3
+    (a constant stride, or one known at run time) with padding and ceil mode
+    (thunder_cpu_conv.h's pool2d_rows combines rows, then taps, with a padded row)."""
+    x = torch.randn(1, 3, 13, 17, generator=torch.Generator().manual_seed(3))
+    for c, h, w in ((0, 0, 0), (0, 6, 9), (1, 12, 16), (1, 3, 4), (2, 7, 1), (2, 11, 13)):
+        x[0, c, h, w] = float("nan")
+    _check_like_eager(lambda t: (F.max_pool2d(t, 3, 2, 1), F.max_pool2d(t, 3, 1, 1),
+                                 F.max_pool2d(t, (2, 3), 3, ceil_mode=True),
+                                 F.avg_pool2d(t, 3, 2, 1)),
+                      (x,), cache_dir, "max_pool_nan")
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
 def test_norm(dtype, cache_dir):
     run_family("norm", norm, dtype, cache_dir)
