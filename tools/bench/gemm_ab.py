@@ -17,19 +17,22 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm.h"
-#: Included by HEADER: inlined into each variant, so that they are renamed with it.
-API_HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm_api.h"
-API_INCLUDE = '#include "thunder_cpu_gemm_api.h"'
-DOT_HEADER = "lib/Target/CPU/Support/thunder_cpu_gemm_dot.h"
-DOT_INCLUDE = '#include "thunder_cpu_gemm_dot.h"'
+#: The headers HEADER includes (its parts): inlined into each variant, so that they are
+#: renamed with it. Each is (path, its include line, its include guard).
+PARTS = [(f"lib/Target/CPU/Support/{name}.h", f'#include "{name}.h"', name.upper() + "_H")
+         for name in ("thunder_cpu_gemm_api", "thunder_cpu_gemm_pack", "thunder_cpu_gemm_dot")]
 
 
-def renamed(text: str, api: str, dot: str, name: str) -> str:
-    text = text.replace(API_INCLUDE, api).replace(DOT_INCLUDE, dot)
+def renamed(text: str, parts: dict, name: str) -> str:
+    """HEADER's text with its parts inlined (`parts`: include line -> the part's text; a
+    revision from before a part was split off does not include it) and every namespace,
+    guard and macro of its own renamed for variant `name`."""
+    for include, part in parts.items():
+        text = text.replace(include, part)
+    for _, _, guard in PARTS:
+        text = text.replace(guard, f"THUNDER_GEMM_AB_{guard}_{name}")
     return (text.replace("namespace thunder_gemm", f"namespace {name}")
             .replace("thunder_gemm::", f"{name}::")
-            .replace("THUNDER_CPU_GEMM_API_H", f"THUNDER_GEMM_AB_API_{name}")
-            .replace("THUNDER_CPU_GEMM_DOT_H", f"THUNDER_GEMM_AB_DOT_{name}")
             .replace("THUNDER_GEMM_HAS_DOT", f"THUNDER_GEMM_AB_HAS_DOT_{name}")
             .replace("THUNDER_CPU_GEMM_H", f"THUNDER_GEMM_AB_{name}"))
 
@@ -53,11 +56,11 @@ def main() -> int:
         return subprocess.run(["git", "show", f"{args.before}:{path}"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout
 
-    old = show(HEADER)  # (revisions before a header's split do not include it)
-    before = renamed(old, show(API_HEADER) if API_INCLUDE in old else "",
-                     show(DOT_HEADER) if DOT_INCLUDE in old else "", "before")
-    after = renamed((ROOT / HEADER).read_text(), (ROOT / API_HEADER).read_text(),
-                    (ROOT / DOT_HEADER).read_text(), "after")
+    old = show(HEADER)
+    before = renamed(old, {include: show(path) for path, include, _ in PARTS
+                           if include in old}, "before")
+    after = renamed((ROOT / HEADER).read_text(),
+                    {include: (ROOT / path).read_text() for path, include, _ in PARTS}, "after")
     with tempfile.TemporaryDirectory(prefix="gemm-ab-") as tmp:
         work = pathlib.Path(tmp)
         (work / "variants.h").write_text(

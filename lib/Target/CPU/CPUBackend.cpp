@@ -387,6 +387,7 @@ static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu_gemm.h", kThunderCpuGemmHeader});
   out.files.push_back({"thunder_cpu_gemm_api.h", kThunderCpuGemmApiHeader});
   out.files.push_back({"thunder_cpu_gemm_dot.h", kThunderCpuGemmDotHeader});
+  out.files.push_back({"thunder_cpu_gemm_pack.h", kThunderCpuGemmPackHeader});
   out.files.push_back({"thunder_cpu_conv_api.h", kThunderCpuConvApiHeader});
   out.files.push_back({"thunder_cpu_math.h", kThunderCpuMathHeader});
   out.files.push_back({"thunder_cpu_attention.h", kThunderCpuAttentionHeader});
