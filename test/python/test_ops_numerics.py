@@ -1006,6 +1006,72 @@ def test_convolutions_channels_last(dynamic, cache_dir):
         assert problem is None, problem
 
 
+class _PoolsBetweenConvolutions(torch.nn.Module):
+    """Pooling between convolutions that oneDNN runs channels last, which then runs
+    channels last too (thunder_cpu_conv.h's pool2d_channels_last): ResNet's stem (3x3
+    max pool, stride 2, padding 1), then average pools with and without the padding in
+    their divisor, one in ceil mode, and a dilated max pool, each read by a convolution;
+    one's output is also added in a convolution's epilogue."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.a = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 16, 3, padding=1)
+        self.c = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.d = torch.nn.Conv2d(16, 4, 3)
+
+    def forward(self, x):
+        x = F.max_pool2d(torch.relu(self.stem(x)), 3, 2, 1)
+        y = torch.relu(self.a(x)) + x
+        y = F.avg_pool2d(y, 3, 1, 1, count_include_pad=False)
+        z = F.avg_pool2d(torch.relu(self.b(y)), 3, 2, 1, ceil_mode=True)
+        w = F.max_pool2d(torch.relu(self.c(z)), 2, 1, dilation=2)
+        return self.d(w)
+
+
+class _PoolThenConvolution(torch.nn.Module):
+    """A stem, its 3x3 / 2 max pool kept channels last, then a 2x2 / 2 convolution."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.down = torch.nn.Conv2d(8, 4, 2, stride=2)
+
+    def forward(self, x):
+        return self.down(F.max_pool2d(torch.relu(self.stem(x)), 3, 2, 1))
+
+
+@pytest.mark.parametrize("cpu", ["native", "x86-64-v3"], ids=["native", "v3"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_pools_between_convolutions_channels_last(dynamic, cpu, cache_dir):
+    """Against eager at batch 3 (and, dynamic, at batch 2), on odd sizes; then a NaN in
+    the image, which a channels-last max pool must pass on as PyTorch's does."""
+    model = _PoolsBetweenConvolutions().eval()
+    x = make((3, 3, 23, 19), F32, seed=9)
+    compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
+                               progress=False, name=f"pools_channels_last_{dynamic}")
+    for inputs in [x] + ([make((2, 3, 23, 19), F32, seed=10)] if dynamic else []):
+        problem = _matches_eager("pools between convolutions", model, compiled, inputs)
+        assert problem is None, problem
+    # A NaN in the image: the stem spreads it over rows 10-12 and columns 6-8 of
+    # every channel, and max pool outputs (5-6, 3-4) see it, all but (6, 4) at a later
+    # tap than their first; the 2x2 / 2 convolution after the pool maps each pooled 2x2
+    # block to one output, so a pool that kept only a first tap's NaN shows.
+    model = _PoolThenConvolution().eval()
+    compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
+                               progress=False, name=f"pool_nan_channels_last_{dynamic}")
+    x = x.clone()
+    x[1, 2, 11, 7] = float("nan")
+    with torch.no_grad():
+        expected = model(x)
+    got = compiled(x)
+    assert expected.isnan().sum() == 4 * 4, expected.isnan().nonzero()
+    torch.testing.assert_close(got, expected, equal_nan=True)
+
+
 class _InvertedResiduals(torch.nn.Module):
     """MobileNet-style blocks (pointwise expand, depthwise 3x3, pointwise project),
     the first adding its input, the second strided: channels last between oneDNN's

@@ -7,8 +7,11 @@
 // that one such convolution writes and that only such convolutions read (as
 // their input, or elementwise in the epilogue of one whose output is kept so
 // too) stays channels last: the writer writes it so and the readers read it
-// so (thunder_cpu_conv_api.h's ConvLayout), and neither reorders it. The
-// rest of the model, and every other op, sees channels first.
+// so (thunder_cpu_conv_api.h's ConvLayout), and neither reorders it. A 2-D
+// fp32 max or average pool between them (ResNet's stem) runs channels last
+// too, its output kept so when its input is and every reader of its output
+// reads it so. The rest of the model, and every other op, sees channels
+// first.
 //
 // Depthwise and pointwise convolutions run on Thunder's own kernels channels
 // first, and other grouped ones on oneDNN channels first. Where a chain of
@@ -72,6 +75,30 @@ ConvolutionOp onednnConv(FusionOp fusion, bool ownKernels) {
   return pointwise && !ownKernels ? ConvolutionOp() : conv;
 }
 
+/// The kernel's pooling when it can run channels last: a kernel of one fp32
+/// 2-D max or average pool over [N, C, H, W] of its input
+/// (thunder_cpu_conv.h's pool2d_channels_last). Else null.
+Operation *channelsLastPool(FusionOp fusion) {
+  if (fusion.getNumResults() != 1 || fusion.getInputs().size() != 1)
+    return nullptr;
+  Operation *pool = nullptr;
+  for (Operation &op : fusion.getBody().front().without_terminator()) {
+    if (pool || !isa<MaxPoolOp, AvgPoolOp>(op))
+      return nullptr;
+    pool = &op;
+  }
+  if (!pool || !isa<BlockArgument>(pool->getOperand(0)))
+    return nullptr;
+  auto in = cast<RankedTensorType>(pool->getOperand(0).getType());
+  auto out = cast<RankedTensorType>(pool->getResult(0).getType());
+  auto window = isa<MaxPoolOp>(pool) ? cast<MaxPoolOp>(pool).getKernel().size()
+                                     : cast<AvgPoolOp>(pool).getKernel().size();
+  if (!out.getElementType().isF32() || in.getRank() != 4 || window != 2 ||
+      fusion.getResult(0).getType() != out)
+    return nullptr;
+  return pool;
+}
+
 /// Whether every op of the kernel besides its convolution is elementwise
 /// over tensors of the output's shape (or scalars), and its constants are
 /// splats (a constant tensor's elements are in channels-first order).
@@ -97,27 +124,36 @@ bool flatEpilogue(FusionOp fusion, ConvolutionOp conv) {
   return true;
 }
 
-/// The layout argument of each convolution that reads or writes a tensor
-/// kept channels last, when oneDNN runs the convolutions onednnConv takes.
+/// The layout argument of each convolution and pooling that reads or writes
+/// a tensor kept channels last, when oneDNN runs the convolutions onednnConv
+/// takes.
 llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool ownKernels) {
   llvm::DenseMap<Operation *, int> layouts;
   // Candidates: the outputs of kernels whose convolution oneDNN runs and
   // whose epilogue is flat.
+  // Also the outputs of pooling kernels that can run channels last.
   llvm::SetVector<Value> kept;
   llvm::DenseMap<Operation *, ConvolutionOp> convs; // kernel -> its conv
-  for (auto fusion : func.getBody().front().getOps<FusionOp>())
+  llvm::DenseMap<Operation *, Operation *> pools;   // kernel -> its pool
+  for (auto fusion : func.getBody().front().getOps<FusionOp>()) {
     if (ConvolutionOp conv = onednnConv(fusion, ownKernels)) {
       convs[fusion] = conv;
       if (flatEpilogue(fusion, conv))
         kept.insert(fusion.getResult(0));
+    } else if (Operation *pool = channelsLastPool(fusion)) {
+      pools[fusion] = pool;
+      kept.insert(fusion.getResult(0));
     }
+  }
   if (convs.empty())
     return layouts;
   // Whether a use of a kept value reads it channels last as it must: as a
-  // convolution's input, or elementwise in the epilogue of a kernel whose
-  // output is kept too.
+  // convolution's input, elementwise in the epilogue of a kernel whose
+  // output is kept too, or as a pool's input whose output is kept.
   auto readsLast = [&](OpOperand &use) {
     auto reader = dyn_cast<FusionOp>(use.getOwner());
+    if (reader && pools.count(reader))
+      return kept.contains(reader.getResult(0));
     auto conv = reader ? convs.lookup(reader) : ConvolutionOp();
     if (!conv)
       return false;
@@ -135,9 +171,11 @@ llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool own
     return true;
   };
   // A kept output also needs every tensor its epilogue reads (not a
-  // scalar) kept: they share the order of its elements.
+  // scalar) kept: they share the order of its elements. A pool's, its input.
   auto epilogueReadsKept = [&](Value v) {
     auto kernel = cast<FusionOp>(v.getDefiningOp());
+    if (pools.count(kernel))
+      return kept.contains(kernel.getInputs()[0]);
     Operation *conv = convs.lookup(kernel).getOperation();
     for (BlockArgument arg : kernel.getBody().front().getArguments()) {
       bool read = llvm::any_of(arg.getUsers(), [&](Operation *user) { return user != conv; });
@@ -169,6 +207,9 @@ llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool own
     if (layout)
       layouts[conv] = layout;
   }
+  for (auto [kernel, pool] : pools)
+    if (kept.contains(cast<FusionOp>(kernel).getResult(0)))
+      layouts[pool] = kInputChannelsLast | kOutputChannelsLast;
   return layouts;
 }
 

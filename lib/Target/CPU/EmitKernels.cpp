@@ -53,22 +53,26 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
       }
     }
   };
-  // Then the layout, where a tensor it reads or writes is channels last
-  // (ChannelsLast.cpp), after an empty EpilogueRef when it has no epilogue.
+  // The layout argument of a convolution or pooling where a tensor it reads
+  // or writes is channels last (ChannelsLast.cpp), per build where the two
+  // differ; "" where it is channels first in both.
+  auto layoutArg = [&](Operation *op) -> std::string {
+    ConvLayouts layout = convLayouts.lookup(op);
+    if (!layout.avx512 && !layout.other)
+      return "";
+    if (layout.avx512 == layout.other)
+      return std::to_string(layout.avx512);
+    return "THUNDER_CONV_LAYOUT(" + std::to_string(layout.avx512) + ", " +
+           std::to_string(layout.other) + ")";
+  };
+  // Then the layout, after an empty EpilogueRef when it has no epilogue.
   auto convLast = [&](ConvolutionOp c) -> std::string {
-    std::string last = constantWeights(c);
-    ConvLayouts layout = convLayouts.lookup(c);
-    bool channelsLast = layout.avx512 || layout.other;
-    if (convEpilogue.empty() && !channelsLast)
+    std::string last = constantWeights(c), layout = layoutArg(c);
+    if (convEpilogue.empty() && layout.empty())
       return last;
     last += ", " + (convEpilogue.empty() ? std::string("thunder_gemm::EpilogueRef()")
                                          : convEpilogue.str());
-    if (layout.avx512 == layout.other && channelsLast)
-      last += ", " + std::to_string(layout.avx512);
-    else if (channelsLast)
-      last += ", THUNDER_CONV_LAYOUT(" + std::to_string(layout.avx512) + ", " +
-              std::to_string(layout.other) + ")";
-    return last;
+    return layout.empty() ? last : last + ", " + layout;
   };
   if (auto lookup = dyn_cast<EmbeddingOp>(op))
     if (Value table = packedTable(lookup)) {
@@ -81,7 +85,7 @@ LogicalResult Emitter::emitOp(Operation *op, llvm::raw_ostream &os,
          << name(lookup) << ");\n";
       return success();
     }
-  if (codegen::emitLibraryCall(op, operands, style, convLast, os))
+  if (codegen::emitLibraryCall(op, operands, style, convLast, os, layoutArg))
     return success();
   auto dims = [&](Value v) { return shape(v); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)

@@ -125,8 +125,8 @@ private:
   struct ConvLayouts {
     int avx512 = 0, other = 0;
   };
-  /// The layouts of each convolution that reads or writes a tensor channels
-  /// last in either build.
+  /// The layouts of each convolution, and each pooling, that reads or writes
+  /// a tensor channels last in either build.
   llvm::DenseMap<Operation *, ConvLayouts> convLayouts;
   /// The table of an embedding lookup when it is stored packed (a tied
   /// embedding whose GEMM transposes it), else null.

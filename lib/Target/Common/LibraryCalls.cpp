@@ -66,7 +66,9 @@ struct CallWriter {
        << dim(x, 1) << ", " << x.getGroups() << ", w, " << last << "); }\n";
   }
 
-  template <class Pool> void pool(Pool p) {
+  /// `layout`: the pool's layout argument where it is not channels first
+  /// (the CPU's ChannelsLast.cpp), written with its channel count; else "".
+  template <class Pool> void pool(Pool p, const std::string &layout) {
     int window = p.getKernel().size();
     int first = rank(p) - window;
     SmallVector<int64_t> dilation(window, 1), padHi;
@@ -89,14 +91,18 @@ struct CallWriter {
     os << "}}" << style.windowBreak << "const int64_t pad_hi[] = " << i64List(padHi)
        << "; pool(" << style.context << name(p.getInput()) << ", " << name(p) << ", "
        << product(p, 0, first) << ", w, " << b(isa<MaxPoolOp>(p)) << ", " << b(includePad)
-       << ", pad_hi); }\n";
+       << ", pad_hi";
+    if (!layout.empty())
+      os << ", " << layout << ", " << dim(p.getInput(), 1);
+    os << "); }\n";
   }
 };
 } // namespace
 
 bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyle &style,
                      llvm::function_ref<std::string(ConvolutionOp)> convLast,
-                     llvm::raw_ostream &os) {
+                     llvm::raw_ostream &os,
+                     llvm::function_ref<std::string(Operation *)> poolLayout) {
   CallWriter w{operands, style, os};
   const char *I = style.indent, *C = style.context;
   auto name = [&](Value x) { return w.name(x); };
@@ -240,12 +246,8 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
         w.conv(x, convLast(x));
         return true;
       })
-      .Case([&](MaxPoolOp p) {
-        w.pool(p);
-        return true;
-      })
-      .Case([&](AvgPoolOp p) {
-        w.pool(p);
+      .Case<MaxPoolOp, AvgPoolOp>([&](auto p) {
+        w.pool(p, poolLayout ? poolLayout(p) : std::string());
         return true;
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {

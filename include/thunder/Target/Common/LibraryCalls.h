@@ -50,10 +50,13 @@ struct CallStyle {
 
 /// Writes the support-header call of `op` and returns true, or returns false
 /// when `op` is not in the table (constants, views, attention, elementwise
-/// ops: the backend's own). `convLast` gives a convolution's last argument.
+/// ops: the backend's own). `convLast` gives a convolution's last argument;
+/// `poolLayout`, where given, a pooling's layout argument ("" for channels
+/// first, the default).
 bool emitLibraryCall(mlir::Operation *op, const CallOperands &operands, const CallStyle &style,
                      llvm::function_ref<std::string(mlir::thunder::ConvolutionOp)> convLast,
-                     llvm::raw_ostream &os);
+                     llvm::raw_ostream &os,
+                     llvm::function_ref<std::string(mlir::Operation *)> poolLayout = {});
 
 /// "lhs, rhs, out, batch, M, N, K, transpose_lhs, transpose_rhs, shared_rhs":
 /// the arguments of every target's matmul(), the product going to `out`.

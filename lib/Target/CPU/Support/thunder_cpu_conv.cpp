@@ -19,8 +19,8 @@ void conv_f32_apart(const float *in, const float *w, const float *bias, float *o
 }
 
 void pool_f32_apart(const float *in, float *out, i64 planes, const Window &win, bool is_max,
-                    bool count_include_pad, const i64 *pad_hi) {
-  pool_inline(in, out, planes, win, is_max, count_include_pad, pad_hi);
+                    bool count_include_pad, const i64 *pad_hi, int layout, i64 channels) {
+  pool_inline(in, out, planes, win, is_max, count_include_pad, pad_hi, layout, channels);
 }
 
 } // namespace thunder_cpu

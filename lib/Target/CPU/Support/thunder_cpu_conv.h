@@ -810,11 +810,79 @@ inline void pool2d_rows(const float *in, float *out, i64 planes, const Window &w
   }
 }
 
+/// 2-D fp32 pooling of tensors kept channels last ([N, H, W, C] in memory,
+/// input and output: ChannelsLast.cpp keeps a pool's output so only when its
+/// input is), the channels in SIMD lanes: each output pixel's C values are
+/// the max or sum of its window's input pixels, each a contiguous row of C.
+/// Between convolutions that oneDNN runs channels last (ResNet's stem max
+/// pool) this saves the reorder into channels first and back.
+inline void pool2d_channels_last(const float *in, float *out, i64 batch, i64 channels,
+                                 const Window &win, bool is_max, bool count_include_pad,
+                                 const i64 *pad_hi) {
+  const i64 ih = win.in[0], iw = win.in[1], oh = win.out[0], ow = win.out[1];
+  const i64 kh = win.kernel[0], kw = win.kernel[1], sh = win.stride[0],
+            sw = win.stride[1], ph = win.pad_lo[0], pw = win.pad_lo[1],
+            dh = win.dilation[0], dw = win.dilation[1], nc = channels;
+  const float identity = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+#pragma omp parallel for collapse(2) if (batch * oh * ow * nc * kh * kw > 32768)
+  for (i64 n = 0; n < batch; ++n)
+    for (i64 r = 0; r < oh; ++r)
+      for (i64 o = 0; o < ow; ++o) {
+        float *y = out + ((n * oh + r) * ow + o) * nc;
+        i64 taps = 0;
+        for (i64 i = 0; i < kh; ++i) {
+          const i64 row = r * sh - ph + i * dh;
+          if (row < 0 || row >= ih)
+            continue;
+          for (i64 j = 0; j < kw; ++j) {
+            const i64 col = o * sw - pw + j * dw;
+            if (col < 0 || col >= iw)
+              continue;
+            const float *x = in + ((n * ih + row) * iw + col) * nc;
+            if (taps++ == 0) {
+              std::copy(x, x + nc, y);
+            } else if (is_max) {
+#pragma omp simd
+              for (i64 c = 0; c < nc; ++c)
+                y[c] = (x[c] != x[c] || x[c] > y[c]) ? x[c] : y[c];
+            } else {
+#pragma omp simd
+              for (i64 c = 0; c < nc; ++c)
+                y[c] += x[c];
+            }
+          }
+        }
+        if (taps == 0)
+          std::fill(y, y + nc, identity);
+        if (!is_max) {
+          // As pool2d_rows: the taps inside the input, or (count_include_pad)
+          // the window clipped to the padded input.
+          const i64 top = r * sh - ph, left = o * sw - pw;
+          const float divisor = count_include_pad
+              ? static_cast<float>((std::min(top + kh, ih + pad_hi[0]) - top) *
+                                   (std::min(left + kw, iw + pad_hi[1]) - left))
+              : static_cast<float>(taps);
+#pragma omp simd
+          for (i64 c = 0; c < nc; ++c)
+            y[c] = y[c] / divisor;
+        }
+      }
+}
+
+/// `layout` (ConvLayout) is kChannelsFirst, or, for fp32 2-D pooling only,
+/// both bits (ChannelsLast.cpp keeps a pool's input and output alike): then
+/// `planes` is batch x `channels`.
 template <class T>
 void pool_inline(const T *in, T *out, i64 planes, const Window &win, bool is_max,
-                 bool count_include_pad, const i64 *pad_hi) {
+                 bool count_include_pad, const i64 *pad_hi, int layout = kChannelsFirst,
+                 i64 channels = 1) {
   using C = compute_t<T>;
   if constexpr (std::is_same_v<T, float>) {
+    if (layout != kChannelsFirst) {
+      pool2d_channels_last(in, out, planes / channels, channels, win, is_max,
+                           count_include_pad, pad_hi);
+      return;
+    }
     if (win.spatial == 2) {
       pool2d_rows(in, out, planes, win, is_max, count_include_pad, pad_hi);
       return;
@@ -880,8 +948,9 @@ void pool_inline(const T *in, T *out, i64 planes, const Window &win, bool is_max
 /// THUNDER_GEMM_APART is 0; fp32 takes thunder_cpu_conv_api.h's overload.
 template <class T>
 void pool(const T *in, T *out, i64 planes, const Window &win, bool is_max,
-          bool count_include_pad, const i64 *pad_hi) {
-  pool_inline(in, out, planes, win, is_max, count_include_pad, pad_hi);
+          bool count_include_pad, const i64 *pad_hi, int layout = kChannelsFirst,
+          i64 channels = 1) {
+  pool_inline(in, out, planes, win, is_max, count_include_pad, pad_hi, layout, channels);
 }
 
 } // namespace thunder_cpu

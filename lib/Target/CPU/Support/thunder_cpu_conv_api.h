@@ -49,7 +49,7 @@ void conv_f32_apart(const float *in, const float *w, const float *bias, float *o
                     i64 batch, i64 cin, i64 cout, i64 groups, const Window &win,
                     bool weights_constant, thunder_gemm::EpilogueRef epi, int layout);
 void pool_f32_apart(const float *in, float *out, i64 planes, const Window &win, bool is_max,
-                    bool count_include_pad, const i64 *pad_hi);
+                    bool count_include_pad, const i64 *pad_hi, int layout, i64 channels);
 
 /// out = conv(in, w) + bias, then `epi`, for fp32 (thunder_cpu_conv.h's
 /// conv_inline says what each argument is). Other element types take
@@ -62,10 +62,13 @@ inline void conv(const float *in, const float *w, const float *bias, float *out,
                  layout);
 }
 
-/// Max (is_max) or average pooling of fp32 (thunder_cpu_conv.h's pool_inline).
+/// Max (is_max) or average pooling of fp32 (thunder_cpu_conv.h's pool_inline;
+/// `layout` kChannelsFirst, or both bits for a 2-D pool of `channels`
+/// channels kept channels last).
 inline void pool(const float *in, float *out, i64 planes, const Window &win, bool is_max,
-                 bool count_include_pad, const i64 *pad_hi) {
-  pool_f32_apart(in, out, planes, win, is_max, count_include_pad, pad_hi);
+                 bool count_include_pad, const i64 *pad_hi, int layout = kChannelsFirst,
+                 i64 channels = 1) {
+  pool_f32_apart(in, out, planes, win, is_max, count_include_pad, pad_hi, layout, channels);
 }
 #endif
 
