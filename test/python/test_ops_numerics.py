@@ -997,13 +997,21 @@ class _ChannelsLastChain(torch.nn.Module):
 def test_convolutions_channels_last(dynamic, cache_dir):
     """Convolutions passing tensors channels last, against eager at batch 3 (and, with
     a dynamic batch, at batch 2 too)."""
-    model = _ChannelsLastChain().eval()
-    x = make((3, 5, 10, 9), F32, seed=5)
-    compiled = thunder.compile(model, (x,), dynamic=dynamic, cache_dir=cache_dir,
-                               progress=False, name=f"channels_last_{dynamic}")
-    for inputs in [x] + ([make((2, 5, 10, 9), F32, seed=6)] if dynamic else []):
-        problem = _matches_eager("channels-last convolutions", model, compiled, inputs)
+    _compiled_matching_eager("channels-last convolutions", _ChannelsLastChain().eval(),
+                             (5, 10, 9), 5, dynamic, "native", cache_dir, "channels_last")
+
+
+def _compiled_matching_eager(what: str, model, image: tuple, seed: int, dynamic: bool,
+                             cpu: str, cache_dir, name: str):
+    """thunder.compile(model) for `cpu` on a random batch of 3 `image`s, checked against
+    eager on it (and, dynamic, on a batch of 2); returns the compiled model."""
+    x = make((3, *image), F32, seed=seed)
+    compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
+                               progress=False, name=f"{name}_{dynamic}")
+    for inputs in [x] + ([make((2, *image), F32, seed=seed + 1)] if dynamic else []):
+        problem = _matches_eager(what, model, compiled, inputs)
         assert problem is None, problem
+    return compiled
 
 
 class _PoolsBetweenConvolutions(torch.nn.Module):
@@ -1049,21 +1057,16 @@ class _PoolThenConvolution(torch.nn.Module):
 def test_pools_between_convolutions_channels_last(dynamic, cpu, cache_dir):
     """Against eager at batch 3 (and, dynamic, at batch 2), on odd sizes; then a NaN in
     the image, which a channels-last max pool must pass on as PyTorch's does."""
-    model = _PoolsBetweenConvolutions().eval()
-    x = make((3, 3, 23, 19), F32, seed=9)
-    compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
-                               progress=False, name=f"pools_channels_last_{dynamic}")
-    for inputs in [x] + ([make((2, 3, 23, 19), F32, seed=10)] if dynamic else []):
-        problem = _matches_eager("pools between convolutions", model, compiled, inputs)
-        assert problem is None, problem
+    _compiled_matching_eager("pools between convolutions", _PoolsBetweenConvolutions().eval(),
+                             (3, 23, 19), 9, dynamic, cpu, cache_dir, "pools_channels_last")
     # A NaN in the image: the stem spreads it over rows 10-12 and columns 6-8 of
     # every channel, and max pool outputs (5-6, 3-4) see it, all but (6, 4) at a later
     # tap than their first; the 2x2 / 2 convolution after the pool maps each pooled 2x2
     # block to one output, so a pool that kept only a first tap's NaN shows.
     model = _PoolThenConvolution().eval()
-    compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
-                               progress=False, name=f"pool_nan_channels_last_{dynamic}")
-    x = x.clone()
+    compiled = _compiled_matching_eager("a pool then a convolution", model, (3, 23, 19), 11,
+                                        dynamic, cpu, cache_dir, "pool_nan_channels_last")
+    x = make((3, 3, 23, 19), F32, seed=13)
     x[1, 2, 11, 7] = float("nan")
     with torch.no_grad():
         expected = model(x)
@@ -1103,13 +1106,8 @@ def test_inverted_residuals_channels_last(dynamic, cpu, cache_dir):
     """Depthwise and pointwise convolutions in either layout (channels last on oneDNN
     where the build has AVX-512; x86-64-v3's kernels keep them channels first on
     Thunder's), against eager at batch 3 (and, dynamic, at batch 2)."""
-    model = _InvertedResiduals().eval()
-    x = make((3, 3, 19, 17), F32, seed=7)
-    compiled = thunder.compile(model, (x,), dynamic=dynamic, cpu=cpu, cache_dir=cache_dir,
-                               progress=False, name=f"inverted_residuals_{dynamic}")
-    for inputs in [x] + ([make((2, 3, 19, 17), F32, seed=8)] if dynamic else []):
-        problem = _matches_eager("inverted residual blocks", model, compiled, inputs)
-        assert problem is None, problem
+    _compiled_matching_eager("inverted residual blocks", _InvertedResiduals().eval(),
+                             (3, 19, 17), 7, dynamic, cpu, cache_dir, "inverted_residuals")
 
 
 class _SelfConvolution(torch.nn.Module):

@@ -707,6 +707,24 @@ inline void with_stride(i64 stride, F &&f) {
     f(stride);
 }
 
+/// acc[0, n) combined with x[0, n): set to it (first), else its max (NaN
+/// kept, as PyTorch's max pool) or sum with it. Contiguous: one vector op
+/// each.
+inline void pool_combine(float *__restrict acc, const float *__restrict x, i64 n, bool is_max,
+                         bool first) {
+  if (first) {
+    std::copy(x, x + n, acc);
+  } else if (is_max) {
+#pragma omp simd
+    for (i64 c = 0; c < n; ++c)
+      acc[c] = (x[c] != x[c] || x[c] > acc[c]) ? x[c] : acc[c];
+  } else {
+#pragma omp simd
+    for (i64 c = 0; c < n; ++c)
+      acc[c] += x[c];
+  }
+}
+
 /// Max (is_max) or average pooling over the trailing spatial dims; `planes`
 /// is the product of the leading dims.
 /// 2-D fp32 pooling, one output row at a time, in two passes over vectors:
@@ -760,18 +778,7 @@ inline void pool2d_rows(const float *in, float *out, i64 planes, const Window &w
           const i64 row = r * sh - ph + i * dh;
           if (row < 0 || row >= ih)
             continue;
-          const float *xr = x + row * iw;
-          if (rows++ == 0) {
-            std::copy(xr, xr + iw, cols);
-          } else if (is_max) {
-#pragma omp simd
-            for (i64 c = 0; c < iw; ++c)
-              cols[c] = (xr[c] != xr[c] || xr[c] > cols[c]) ? xr[c] : cols[c];
-          } else {
-#pragma omp simd
-            for (i64 c = 0; c < iw; ++c)
-              cols[c] += xr[c];
-          }
+          pool_combine(cols, x + row * iw, iw, is_max, rows++ == 0);
         }
         if (rows == 0)
           std::fill(cols, cols + iw, identity);
@@ -838,18 +845,7 @@ inline void pool2d_channels_last(const float *in, float *out, i64 batch, i64 cha
             const i64 col = o * sw - pw + j * dw;
             if (col < 0 || col >= iw)
               continue;
-            const float *x = in + ((n * ih + row) * iw + col) * nc;
-            if (taps++ == 0) {
-              std::copy(x, x + nc, y);
-            } else if (is_max) {
-#pragma omp simd
-              for (i64 c = 0; c < nc; ++c)
-                y[c] = (x[c] != x[c] || x[c] > y[c]) ? x[c] : y[c];
-            } else {
-#pragma omp simd
-              for (i64 c = 0; c < nc; ++c)
-                y[c] += x[c];
-            }
+            pool_combine(y, in + ((n * ih + row) * iw + col) * nc, nc, is_max, taps++ == 0);
           }
         }
         if (taps == 0)
