@@ -1,8 +1,9 @@
 """thunder.compile with pack_weights=False (GEMM weights read in place, the default) against
-pack_weights=True (packed at compile time, a second copy), per zoo model at batch 1: both
-compiled, checked against eager, then called alternately in one process; medians.
+pack_weights=True (packed at compile time, a second copy), per zoo model at batch 1 (or
+--batch): both compiled, checked against eager, then called alternately in one process;
+medians.
 
-    .venv/bin/python tools/bench/pack_weights.py [--rounds N] MODEL [MODEL ...]
+    .venv/bin/python tools/bench/pack_weights.py [--rounds N] [--batch B] MODEL [MODEL ...]
 """
 from __future__ import annotations
 
@@ -28,12 +29,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("models", nargs="+", choices=sorted(zoo.ZOO))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print("| model | in place, ms | packed, ms | in place / packed |\n|---|---|---|---|")
     for name in args.models:
-        model, inputs = zoo.ZOO[name].build("large", 1)
+        model, inputs = zoo.ZOO[name].build("large", args.batch)
         rtol, atol = zoo.ZOO[name].tolerance
         with torch.no_grad():
             expected = first(model(*inputs))
