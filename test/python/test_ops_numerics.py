@@ -1019,7 +1019,10 @@ class _PoolsBetweenConvolutions(torch.nn.Module):
     channels last too (thunder_cpu_conv.h's pool2d_channels_last): ResNet's stem (3x3
     max pool, stride 2, padding 1), then average pools with and without the padding in
     their divisor, one in ceil mode, and a dilated max pool, each read by a convolution;
-    one's output is also added in a convolution's epilogue."""
+    one's output is also added in a convolution's epilogue. The last pool's output is
+    returned, so it and the convolution before it stay channels first
+    (test/Target/CPU/emit_pool_channels_last.test checks the layouts on the same
+    structure)."""
 
     def __init__(self):
         super().__init__()
@@ -1036,7 +1039,7 @@ class _PoolsBetweenConvolutions(torch.nn.Module):
         y = F.avg_pool2d(y, 3, 1, 1, count_include_pad=False)
         z = F.avg_pool2d(torch.relu(self.b(y)), 3, 2, 1, ceil_mode=True)
         w = F.max_pool2d(torch.relu(self.c(z)), 2, 1, dilation=2)
-        return self.d(w)
+        return F.max_pool2d(self.d(w), 2)
 
 
 class _PoolThenConvolution(torch.nn.Module):

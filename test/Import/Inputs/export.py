@@ -72,6 +72,28 @@ class ResidualBlocks(nn.Module):
         return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(z, 1), 1)
 
 
+class Pools(nn.Module):
+    """Max and average pools between convolutions (channels last with them: with and
+    without the padding in the divisor, ceil mode, dilation), and one whose output is
+    returned (channels first, and so is the convolution before it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.a = nn.Conv2d(8, 8, 3, padding=1)
+        self.b = nn.Conv2d(8, 16, 3, padding=1)
+        self.c = nn.Conv2d(16, 16, 3, padding=1)
+        self.d = nn.Conv2d(16, 4, 3)
+
+    def forward(self, x):
+        f = nn.functional
+        x = f.max_pool2d(torch.relu(self.stem(x)), 3, 2, 1)
+        y = f.avg_pool2d(torch.relu(self.a(x)), 3, 1, 1, count_include_pad=False)
+        z = f.avg_pool2d(torch.relu(self.b(y)), 3, 2, 1, ceil_mode=True)
+        w = f.max_pool2d(torch.relu(self.c(z)), 2, 1, dilation=2)
+        return f.max_pool2d(self.d(w), 2).flatten(1)
+
+
 class InvertedResiduals(nn.Module):
     """A stem and two MobileNet-style inverted residual blocks (pointwise expand,
     depthwise 3x3, pointwise project; the second strided, the first adding its input),
@@ -201,6 +223,7 @@ GRAPHS = {
     "tied_embedding": (TiedEmbedding(), (torch.tensor([[3, 0, 63, 17, 17, 5, 40, 9]]),), None),
     "conv_block": (ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), None),
     "residual_blocks": (ResidualBlocks().eval(), (torch.randn(2, 3, 16, 16),), None),
+    "pools": (Pools().eval(), (torch.randn(2, 3, 23, 19),), None),
     "inverted_residuals": (InvertedResiduals().eval(), (torch.randn(2, 3, 16, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),
     "views": (Views(), (torch.randn(4, 8),), None),

@@ -732,7 +732,8 @@ inline void pool_combine(float *__restrict acc, const float *__restrict x, i64 n
 /// (contiguous), then each output column's kw taps of that row (strided by
 /// sw, a constant where it is 1 or 2). The padding holds the operation's
 /// identity (-inf, 0), so no tap needs a bounds check. Max propagates NaN as
-/// PyTorch does. (Each tap gathered from the input rows, with the stride
+/// PyTorch does; of equal values it may keep another one than PyTorch's
+/// row-major scan (-0 for +0: rows are combined before columns). (Each tap gathered from the input rows, with the stride
 /// known only at run time, took 0.55-0.57 ms for ResNet-18's 3x3/2 max pool
 /// at batch 1 on 2 threads of an Intel Xeon; this takes 0.19-0.21 ms, and
 /// the pool's share of ResNet-18's samples went from 2.8% to 0.8%.)
@@ -875,8 +876,10 @@ void pool_inline(const T *in, T *out, i64 planes, const Window &win, bool is_max
   using C = compute_t<T>;
   if constexpr (std::is_same_v<T, float>) {
     if (layout != kChannelsFirst) {
-      pool2d_channels_last(in, out, planes / channels, channels, win, is_max,
-                           count_include_pad, pad_hi);
+      // (ChannelsLast.cpp gives a layout only to 2-D pooling.)
+      if (channels > 0)
+        pool2d_channels_last(in, out, planes / channels, channels, win, is_max,
+                             count_include_pad, pad_hi);
       return;
     }
     if (win.spatial == 2) {

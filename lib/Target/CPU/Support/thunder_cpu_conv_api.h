@@ -35,7 +35,8 @@ enum ConvLayout : int { kChannelsFirst = 0, kInputChannelsLast = 1, kOutputChann
 /// kernels compiled for AVX-512: depthwise and pointwise ones, which oneDNN
 /// runs channels last faster there than Thunder's channels-first kernels do
 /// (a MobileNet-style network 1.27x), while without AVX-512 oneDNN 2.6
-/// would reorder around each into its blocked layout.
+/// would reorder around each into its blocked layout. Also of a pooling
+/// between such convolutions.
 #if defined(__AVX512F__)
 #define THUNDER_CONV_LAYOUT(avx512, other) (avx512)
 #else
