@@ -707,9 +707,19 @@ inline void with_stride(i64 stride, F &&f) {
     f(stride);
 }
 
-/// acc[0, n) combined with x[0, n): set to it (first), else its max (NaN
-/// kept, as PyTorch's max pool) or sum with it. Contiguous: one vector op
-/// each.
+/// Max pooling's step, as PyTorch's: x replaces acc where it is NaN or
+/// larger, so a NaN anywhere in the window is the result.
+inline float pool_max(float acc, float x) { return (x != x || x > acc) ? x : acc; }
+
+/// Average pooling's divisor along one dim with count_include_pad, as
+/// PyTorch's: the window from `start` clipped to the padded input, which
+/// ends at in + pad_hi.
+inline i64 padded_window(i64 start, i64 kernel, i64 in, i64 pad_hi) {
+  return std::min(start + kernel, in + pad_hi) - start;
+}
+
+/// acc[0, n) combined with x[0, n): set to it (first), else its max
+/// (pool_max) or sum with it. Contiguous: one vector op each.
 inline void pool_combine(float *__restrict acc, const float *__restrict x, i64 n, bool is_max,
                          bool first) {
   if (first) {
@@ -717,7 +727,7 @@ inline void pool_combine(float *__restrict acc, const float *__restrict x, i64 n
   } else if (is_max) {
 #pragma omp simd
     for (i64 c = 0; c < n; ++c)
-      acc[c] = (x[c] != x[c] || x[c] > acc[c]) ? x[c] : acc[c];
+      acc[c] = pool_max(acc[c], x[c]);
   } else {
 #pragma omp simd
     for (i64 c = 0; c < n; ++c)
@@ -733,10 +743,11 @@ inline void pool_combine(float *__restrict acc, const float *__restrict x, i64 n
 /// sw, a constant where it is 1 or 2). The padding holds the operation's
 /// identity (-inf, 0), so no tap needs a bounds check. Max propagates NaN as
 /// PyTorch does; of equal values it may keep another one than PyTorch's
-/// row-major scan (-0 for +0: rows are combined before columns). (Each tap gathered from the input rows, with the stride
-/// known only at run time, took 0.55-0.57 ms for ResNet-18's 3x3/2 max pool
-/// at batch 1 on 2 threads of an Intel Xeon; this takes 0.19-0.21 ms, and
-/// the pool's share of ResNet-18's samples went from 2.8% to 0.8%.)
+/// row-major scan (-0 for +0: rows are combined before columns). (Each tap
+/// gathered from the input rows, with the stride known only at run time,
+/// took 0.55-0.57 ms for ResNet-18's 3x3/2 max pool at batch 1 on 2 threads
+/// of an Intel Xeon; this takes 0.19-0.21 ms, and the pool's share of
+/// ResNet-18's samples went from 2.8% to 0.8%.)
 inline void pool2d_rows(const float *in, float *out, i64 planes, const Window &win,
                         bool is_max, bool count_include_pad, const i64 *pad_hi) {
   const i64 ih = win.in[0], iw = win.in[1], oh = win.out[0], ow = win.out[1];
@@ -745,19 +756,16 @@ inline void pool2d_rows(const float *in, float *out, i64 planes, const Window &w
             dh = win.dilation[0], dw = win.dilation[1];
   // Average pooling's divisor per output column: the taps inside the input,
   // or (count_include_pad) the window clipped to the padded input.
-  std::vector<float> wcount(static_cast<size_t>(ow));
-  for (i64 o = 0; o < ow; ++o) {
-    if (count_include_pad) {
-      i64 start = o * sw - pw;
-      wcount[o] = static_cast<float>(std::min(start + kw, iw + pad_hi[1]) - start);
-    } else {
-      i64 n = 0;
-      for (i64 j = 0; j < kw; ++j) {
-        i64 lo, hi;
-        direct_conv::valid_range(ow, iw, sw, pw, j * dw, &lo, &hi);
-        n += o >= lo && o < hi;
-      }
-      wcount[o] = static_cast<float>(n);
+  std::vector<float> wcount(static_cast<size_t>(ow), 0.0f);
+  if (count_include_pad) {
+    for (i64 o = 0; o < ow; ++o)
+      wcount[o] = static_cast<float>(padded_window(o * sw - pw, kw, iw, pad_hi[1]));
+  } else {
+    for (i64 j = 0; j < kw; ++j) {
+      i64 lo, hi;
+      direct_conv::valid_range(ow, iw, sw, pw, j * dw, &lo, &hi);
+      for (i64 o = lo; o < hi; ++o)
+        wcount[o] += 1.0f;
     }
   }
   // The padded row: column c holds input column c - pw; it spans every tap
@@ -793,10 +801,8 @@ inline void pool2d_rows(const float *in, float *out, i64 planes, const Window &w
             const float *tap = padded + j * dw;
             if (is_max) {
 #pragma omp simd
-              for (i64 o = 0; o < ow; ++o) {
-                const float v = tap[o * stride];
-                yr[o] = (v != v || v > yr[o]) ? v : yr[o];
-              }
+              for (i64 o = 0; o < ow; ++o)
+                yr[o] = pool_max(yr[o], tap[o * stride]);
             } else {
 #pragma omp simd
               for (i64 o = 0; o < ow; ++o)
@@ -807,7 +813,7 @@ inline void pool2d_rows(const float *in, float *out, i64 planes, const Window &w
         if (!is_max) {
           const i64 start = r * sh - ph;
           const float hcount = count_include_pad
-              ? static_cast<float>(std::min(start + kh, ih + pad_hi[0]) - start)
+              ? static_cast<float>(padded_window(start, kh, ih, pad_hi[0]))
               : static_cast<float>(rows);
 #pragma omp simd
           for (i64 o = 0; o < ow; ++o)
@@ -856,8 +862,8 @@ inline void pool2d_channels_last(const float *in, float *out, i64 batch, i64 cha
           // the window clipped to the padded input.
           const i64 top = r * sh - ph, left = o * sw - pw;
           const float divisor = count_include_pad
-              ? static_cast<float>((std::min(top + kh, ih + pad_hi[0]) - top) *
-                                   (std::min(left + kw, iw + pad_hi[1]) - left))
+              ? static_cast<float>(padded_window(top, kh, ih, pad_hi[0]) *
+                                   padded_window(left, kw, iw, pad_hi[1]))
               : static_cast<float>(taps);
 #pragma omp simd
           for (i64 c = 0; c < nc; ++c)
@@ -905,11 +911,9 @@ void pool_inline(const T *in, T *out, i64 planes, const Window &win, bool is_max
       i64 count = 0, padded_count = 1;
       // PyTorch's avg divisor with count_include_pad: the window clipped to
       // the padded input.
-      for (int s = 0; s < win.spatial; ++s) {
-        i64 start = oidx[s] * win.stride[s] - win.pad_lo[s];
-        i64 end = std::min(start + win.kernel[s], win.in[s] + pad_hi[s]);
-        padded_count *= end - start;
-      }
+      for (int s = 0; s < win.spatial; ++s)
+        padded_count *= padded_window(oidx[s] * win.stride[s] - win.pad_lo[s], win.kernel[s],
+                                      win.in[s], pad_hi[s]);
       i64 kn = 1;
       for (int s = 0; s < win.spatial; ++s)
         kn *= win.kernel[s];
