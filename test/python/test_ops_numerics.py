@@ -1113,6 +1113,66 @@ def test_inverted_residuals_channels_last(dynamic, cpu, cache_dir):
                              (3, 19, 17), 7, dynamic, cpu, cache_dir, "inverted_residuals")
 
 
+class _ConvNeXtBlocks(torch.nn.Module):
+    """ConvNeXt's structure: a 4x4 / 4 stem, a LayerNorm over channels through
+    permute(0, 2, 3, 1), blocks of a depthwise 7x7 convolution, the LayerNorm, an MLP
+    on [N, H, W, C] and a per-channel scale, added back to the block's input through
+    permute(0, 3, 1, 2); a downsampling LayerNorm and 2x2 / 2 convolution between
+    stages. The LayerNorms read the convolutions' outputs kept channels last, and the
+    residual adds write the stream channels last (lib/Target/CPU/ChannelsLast.cpp;
+    test/Target/CPU/emit_convnext_channels_last.test checks the layouts). One more add
+    reads the stream with a per-channel scale; the last stage's output is also
+    returned, so it stays channels first."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.stem = torch.nn.Conv2d(3, 8, 4, stride=4)
+        self.stem_norm = torch.nn.LayerNorm(8, eps=1e-6)
+        self.blocks1 = torch.nn.ModuleList([self._block(8), self._block(8)])
+        self.down_norm = torch.nn.LayerNorm(8, eps=1e-6)
+        self.down = torch.nn.Conv2d(8, 16, 2, stride=2)
+        self.blocks2 = torch.nn.ModuleList([self._block(16)])
+        self.scale = torch.nn.Parameter(torch.randn(16, 1, 1))
+
+    @staticmethod
+    def _block(c):
+        return torch.nn.ModuleDict({
+            "dw": torch.nn.Conv2d(c, c, 7, padding=3, groups=c),
+            "norm": torch.nn.LayerNorm(c, eps=1e-6),
+            "up": torch.nn.Linear(c, 4 * c), "down": torch.nn.Linear(4 * c, c)})
+
+    @staticmethod
+    def _norm(norm, x):
+        return norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    def _run(self, block, x):
+        y = block["norm"](block["dw"](x).permute(0, 2, 3, 1))
+        y = block["down"](F.gelu(block["up"](y))) * 0.5
+        return x + y.permute(0, 3, 1, 2)
+
+    def forward(self, x):
+        x = self._norm(self.stem_norm, self.stem(x))
+        for block in self.blocks1:
+            x = self._run(block, x)
+        x = self.down(self._norm(self.down_norm, x))
+        for block in self.blocks2:
+            x = self._run(block, x)
+        x = x * self.scale + x
+        return x.mean(dim=(2, 3)), self._run(self.blocks2[0], x)
+
+
+@pytest.mark.parametrize("cpu", ["native", "x86-64-v3"], ids=["native", "v3"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_convnext_blocks_channels_last(dynamic, cpu, cache_dir):
+    """ConvNeXt-style blocks, whose LayerNorms and residual adds read and write tensors
+    kept channels last (in the AVX-512 build: there the depthwise convolutions run on
+    oneDNN channels last too), against eager at batch 3 (and, dynamic, at batch 2), on
+    odd sizes."""
+    _compiled_matching_eager("ConvNeXt-style blocks", _ConvNeXtBlocks().eval(),
+                             (3, 36, 28), 17, dynamic, cpu, cache_dir, "convnext_blocks")
+
+
 class _SelfConvolution(torch.nn.Module):
     """A convolution's output used as both the input and the filter of the next one:
     it stays channels first (the filter is read as O I H W)."""

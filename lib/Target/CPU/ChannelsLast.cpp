@@ -23,6 +23,22 @@
 // layout differs between the two gets THUNDER_CONV_LAYOUT(avx512, other).
 // Each set is closed on its own, so writers and readers agree in each build.
 //
+// A generated loop (a pointwise or reduction kernel) reads a tensor kept
+// channels last where it reads it only through permute(0, 2, 3, 1): that
+// permute's elements in their own order are the NHWC tensor's in memory
+// order (FusedBody.h's storageOrder), so the loop reads it in order. A
+// ConvNeXt block's channel LayerNorm over its depthwise convolution's output
+// then reads it contiguously, where channels first it gathered each
+// position's channels H * W apart.
+//
+// A pointwise kernel's rank-4 output is kept channels last too where every
+// full-sized tensor it reads is kept or is read through permute(0, 3, 1, 2)
+// (an NHWC tensor seen as NCHW: ConvNeXt's residual stream, the sum of the
+// block's input and its MLP's [N, H, W, C] output); its loop then runs over
+// its output in memory order, so it reads those in order too, and any
+// other tensor (a per-channel scale) where it lies. It then reads every
+// kept tensor however its ops read it (FusedBody computes the position).
+//
 // An epilogue reads its operands at the flat index of the element it writes;
 // when every operand has the output's shape (or is a scalar), it computes the
 // same thing whatever the order of the elements, as long as they all share
@@ -99,6 +115,37 @@ Operation *channelsLastPool(FusionOp fusion) {
   return pool;
 }
 
+/// Whether a generated loop (a pointwise or reduction kernel) reads its
+/// block argument `arg`, a rank-4 tensor, only through permute(0, 2, 3, 1).
+bool readsThroughChannelsLastPermute(FusionOp fusion, BlockArgument arg) {
+  if (fusion.getKind() != FusionKind::Pointwise && fusion.getKind() != FusionKind::Reduction)
+    return false;
+  auto type = cast<RankedTensorType>(arg.getType());
+  if (type.getRank() != 4 || arg.use_empty())
+    return false;
+  return llvm::all_of(arg.getUsers(), [](Operation *user) {
+    auto transpose = dyn_cast<TransposeOp>(user);
+    return transpose && llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 2, 3, 1});
+  });
+}
+
+/// Whether the kernel is a pointwise loop of one rank-4 fp32 result, which
+/// can write it channels last.
+bool pointwiseWriter(FusionOp fusion) {
+  if (fusion.getKind() != FusionKind::Pointwise || fusion.getNumResults() != 1)
+    return false;
+  auto out = cast<RankedTensorType>(fusion.getResult(0).getType());
+  return out.getRank() == 4 && out.getElementType().isF32();
+}
+
+/// Whether every use of the block argument is permute(0, 3, 1, 2).
+bool readsAsChannelsFirst(BlockArgument arg) {
+  return !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *user) {
+    auto transpose = dyn_cast<TransposeOp>(user);
+    return transpose && llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 3, 1, 2});
+  });
+}
+
 /// Whether every op of the kernel besides its convolution is elementwise
 /// over tensors of the output's shape (or scalars), and its constants are
 /// splats (a constant tensor's elements are in channels-first order).
@@ -124,17 +171,24 @@ bool flatEpilogue(FusionOp fusion, ConvolutionOp conv) {
   return true;
 }
 
-/// The layout argument of each convolution and pooling that reads or writes
-/// a tensor kept channels last, when oneDNN runs the convolutions onednnConv
-/// takes.
-llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool ownKernels) {
+/// What stays channels last when oneDNN runs the convolutions onednnConv
+/// takes: the layout argument of each convolution and pooling that reads or
+/// writes such a tensor, and the tensors.
+struct ChannelsLastPlan {
   llvm::DenseMap<Operation *, int> layouts;
+  llvm::SetVector<Value> kept;
+};
+
+ChannelsLastPlan channelsLastPlan(func::FuncOp func, bool ownKernels) {
+  ChannelsLastPlan plan;
+  llvm::DenseMap<Operation *, int> &layouts = plan.layouts;
   // Candidates: the outputs of kernels whose convolution oneDNN runs and
   // whose epilogue is flat.
   // Also the outputs of pooling kernels that can run channels last.
-  llvm::SetVector<Value> kept;
+  llvm::SetVector<Value> &kept = plan.kept;
   llvm::DenseMap<Operation *, ConvolutionOp> convs; // kernel -> its conv
   llvm::DenseMap<Operation *, Operation *> pools;   // kernel -> its pool
+  llvm::DenseSet<Operation *> writers;              // pointwise writers
   for (auto fusion : func.getBody().front().getOps<FusionOp>()) {
     if (ConvolutionOp conv = onednnConv(fusion, ownKernels)) {
       convs[fusion] = conv;
@@ -143,22 +197,35 @@ llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool own
     } else if (Operation *pool = channelsLastPool(fusion)) {
       pools[fusion] = pool;
       kept.insert(fusion.getResult(0));
+    } else if (pointwiseWriter(fusion)) {
+      writers.insert(fusion);
+      kept.insert(fusion.getResult(0));
     }
   }
-  if (convs.empty())
-    return layouts;
+  if (convs.empty()) {
+    kept.clear();
+    return plan;
+  }
   // Whether a use of a kept value reads it channels last as it must: as a
   // convolution's input, elementwise in the epilogue of a kernel whose
-  // output is kept too, or as a pool's input whose output is kept.
+  // output is kept too, as a pool's input whose output is kept, or in a
+  // generated loop through permute(0, 2, 3, 1), or in any way in a
+  // pointwise loop whose output is kept.
   auto readsLast = [&](OpOperand &use) {
     auto reader = dyn_cast<FusionOp>(use.getOwner());
-    if (reader && pools.count(reader))
+    if (!reader)
+      return false;
+    if (pools.count(reader))
       return kept.contains(reader.getResult(0));
-    auto conv = reader ? convs.lookup(reader) : ConvolutionOp();
+    if (writers.contains(reader) && kept.contains(reader.getResult(0)))
+      return true;
+    unsigned index = use.getOperandNumber() - reader.getInputs().getBeginOperandIndex();
+    BlockArgument arg = reader.getBody().front().getArgument(index);
+    if (readsThroughChannelsLastPermute(reader, arg))
+      return true;
+    auto conv = convs.lookup(reader);
     if (!conv)
       return false;
-    unsigned index = use.getOperandNumber() - reader.getInputs().getBeginOperandIndex();
-    Value arg = reader.getBody().front().getArgument(index);
     for (OpOperand &inner : arg.getUses()) {
       if (inner.getOwner() == conv.getOperation()) {
         // Its input, not its filter or bias (the same tensor may be both).
@@ -172,10 +239,20 @@ llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool own
   };
   // A kept output also needs every tensor its epilogue reads (not a
   // scalar) kept: they share the order of its elements. A pool's, its input.
+  // A pointwise writer's full-sized inputs kept, or read as NHWC seen as
+  // NCHW.
   auto epilogueReadsKept = [&](Value v) {
     auto kernel = cast<FusionOp>(v.getDefiningOp());
     if (pools.count(kernel))
       return kept.contains(kernel.getInputs()[0]);
+    if (writers.contains(kernel)) {
+      auto shape = cast<RankedTensorType>(v.getType()).getShape();
+      return llvm::all_of(kernel.getBody().front().getArguments(), [&](BlockArgument arg) {
+        return cast<RankedTensorType>(arg.getType()).getShape() != shape ||
+               kept.contains(kernel.getInputs()[arg.getArgNumber()]) ||
+               readsAsChannelsFirst(arg) || arg.use_empty();
+      });
+    }
     Operation *conv = convs.lookup(kernel).getOperation();
     for (BlockArgument arg : kernel.getBody().front().getArguments()) {
       bool read = llvm::any_of(arg.getUsers(), [&](Operation *user) { return user != conv; });
@@ -210,16 +287,34 @@ llvm::DenseMap<Operation *, int> channelsLastLayouts(func::FuncOp func, bool own
   for (auto [kernel, pool] : pools)
     if (kept.contains(cast<FusionOp>(kernel).getResult(0)))
       layouts[pool] = kInputChannelsLast | kOutputChannelsLast;
-  return layouts;
+  return plan;
 }
 
 } // namespace
 
 void Emitter::findChannelsLast() {
-  for (auto [conv, layout] : channelsLastLayouts(func, /*ownKernels=*/false))
+  ChannelsLastPlan other = channelsLastPlan(func, /*ownKernels=*/false);
+  for (auto [conv, layout] : other.layouts)
     convLayouts[conv].other = layout;
-  for (auto [conv, layout] : channelsLastLayouts(func, /*ownKernels=*/true))
+  keptLast.other.insert(other.kept.begin(), other.kept.end());
+  ChannelsLastPlan avx512 = channelsLastPlan(func, /*ownKernels=*/true);
+  for (auto [conv, layout] : avx512.layouts)
     convLayouts[conv].avx512 = layout;
+  keptLast.avx512.insert(avx512.kept.begin(), avx512.kept.end());
+}
+
+llvm::SmallVector<int64_t, 4> Emitter::storageOrder(FusionOp fusion, unsigned argument,
+                                                     bool avx512) const {
+  const llvm::DenseSet<Value> &kept = avx512 ? keptLast.avx512 : keptLast.other;
+  if (kept.contains(fusion.getInputs()[argument]))
+    return {0, 2, 3, 1};
+  return {};
+}
+
+bool Emitter::writesLast(FusionOp fusion, bool avx512) const {
+  const llvm::DenseSet<Value> &kept = avx512 ? keptLast.avx512 : keptLast.other;
+  return fusion.getKind() == FusionKind::Pointwise && fusion.getNumResults() == 1 &&
+         kept.contains(fusion.getResult(0));
 }
 
 } // namespace thunder::cpu

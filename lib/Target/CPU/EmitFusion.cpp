@@ -133,6 +133,10 @@ BodyContext Emitter::bodyContext(FusionOp fusion, llvm::StringRef innerVar) {
     return "in" + std::to_string(arg) + "[" + offset + "]";
   };
   ctx.storageType = [](Type t) { return *cppType(t); };
+  if (storageBuild >= 0)
+    ctx.storageOrder = [this, fusion, avx512 = storageBuild == 1](unsigned arg) {
+      return storageOrder(fusion, arg, avx512);
+    };
   ctx.innerVar = innerVar.str();
   // Transcendental functions from thunder_cpu_math.h, so the loops vectorize.
   ctx.math = "thunder_math::";
@@ -164,7 +168,16 @@ LogicalResult Emitter::emitPointwiseKernel(
   const bool tiles = !tileLambda.empty() && rank >= 2;
   const int rowDims = tiles && tileRowDims > 0 && tileRowDims < rank ? tileRowDims : rank - 1;
   IndexExpr cols = IndexExpr::constant(1);
-  if (rank > 0) {
+  // An output kept channels last (ChannelsLast.cpp) is written in memory
+  // order: rows over [N, H, W], its channels inner, stored at flat_i.
+  const bool last = !tiles && storageBuild >= 0 && writesLast(fusion, storageBuild == 1);
+  if (last) {
+    SmallVector<IndexExpr, 4> nhw = codegen::delinearize(IndexExpr::var("prow"),
+                                                         {shape[0], shape[2], shape[3]});
+    index.dims = {nhw[0], IndexExpr::var("pcol"), nhw[1], nhw[2]};
+    index.flat = {};
+    cols = shape[1];
+  } else if (rank > 0) {
     SmallVector<IndexExpr, 4> rows(shape.begin(), shape.begin() + rowDims);
     SmallVector<IndexExpr, 4> columns(shape.begin() + rowDims, shape.end());
     index.dims = codegen::delinearize(IndexExpr::var("prow"), rows);
@@ -182,7 +195,8 @@ LogicalResult Emitter::emitPointwiseKernel(
     FailureOr<std::string> v = body.emit(value, index);
     if (failed(v))
       return failure();
-    stores.push_back({"out" + std::to_string(i), index.flat, *v, elem(fusion.getResult(i))});
+    stores.push_back({"out" + std::to_string(i), last ? IndexExpr::var("flat_i") : index.flat,
+                      *v, elem(fusion.getResult(i))});
   }
   // One flat loop when no value is read by its multi-index (every read is
   // at `flat_i`, or at a position not derived from the loop).
@@ -212,7 +226,8 @@ LogicalResult Emitter::emitPointwiseKernel(
                 .with("if (n > 32768)")
                 .around(std::move(element));
   } else {
-    os << "    const int64_t cols = " << shape.back().str() << ", rows = cols ? n / cols : 0;\n";
+    os << "    const int64_t cols = " << (last ? cols : shape.back()).str()
+       << ", rows = cols ? n / cols : 0;\n";
     DeferredCode row;
     DeferredCode col;
     col << "      const int64_t flat_i = prow * cols + pcol;\n" << std::move(element);
@@ -365,20 +380,34 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
     return !isa<ConstantOp>(op);
   });
   size_t computeOps = llvm::range_size(nonConstant);
-  if (kind == FusionKind::Pointwise) {
-    os << "  {\n";
-    emitKernelPointers(fusion, os);
-    if (failed(emitPointwiseKernel(fusion, os)))
+  if (kind == FusionKind::Pointwise || kind == FusionKind::Reduction) {
+    // A generated loop. Where it reads a tensor kept channels last in one
+    // build only (ChannelsLast.cpp), it is written for each build.
+    auto loop = [&](int build) -> LogicalResult {
+      storageBuild = build;
+      os << "  {\n";
+      emitKernelPointers(fusion, os);
+      LogicalResult emitted = kind == FusionKind::Pointwise ? emitPointwiseKernel(fusion, os)
+                                                            : emitReductionKernel(fusion, os);
+      os << "  }\n";
+      storageBuild = -1;
+      return emitted;
+    };
+    bool differs = writesLast(fusion, true) != writesLast(fusion, false) ||
+                   llvm::any_of(llvm::seq<unsigned>(0, fusion.getInputs().size()),
+                                [&](unsigned arg) {
+                                  return storageOrder(fusion, arg, true) !=
+                                         storageOrder(fusion, arg, false);
+                                });
+    if (!differs)
+      return loop(0);
+    os << "#if defined(__AVX512F__)\n";
+    if (failed(loop(1)))
       return failure();
-    os << "  }\n";
-    return success();
-  }
-  if (kind == FusionKind::Reduction) {
-    os << "  {\n";
-    emitKernelPointers(fusion, os);
-    if (failed(emitReductionKernel(fusion, os)))
+    os << "#else\n";
+    if (failed(loop(0)))
       return failure();
-    os << "  }\n";
+    os << "#endif\n";
     return success();
   }
   if (kind == FusionKind::Gemm) {

@@ -128,6 +128,23 @@ private:
   /// The layouts of each convolution, and each pooling, that reads or writes
   /// a tensor channels last in either build.
   llvm::DenseMap<Operation *, ConvLayouts> convLayouts;
+  /// The tensors kept channels last in each build.
+  struct {
+    llvm::DenseSet<Value> avx512, other;
+  } keptLast;
+  /// The storage order of a generated loop's input `argument` in the AVX-512
+  /// build or the others (FusedBody.h's storageOrder): {0, 2, 3, 1} where it
+  /// is kept channels last (ChannelsLast.cpp saw that the loop can read it
+  /// so), else empty.
+  llvm::SmallVector<int64_t, 4> storageOrder(FusionOp fusion, unsigned argument,
+                                             bool avx512) const;
+  /// Whether a pointwise loop writes its output channels last (NHWC) in the
+  /// AVX-512 build or the others: its loop then runs over it in that order.
+  bool writesLast(FusionOp fusion, bool avx512) const;
+  /// Which build's storage orders bodyContext gives a generated loop: the
+  /// AVX-512 one (1) or the others' (0); -1 (a GEMM's or convolution's
+  /// epilogue): none.
+  int storageBuild = -1;
   /// The table of an embedding lookup when it is stored packed (a tied
   /// embedding whose GEMM transposes it), else null.
   Value packedTable(mlir::thunder::EmbeddingOp lookup) const;

@@ -302,20 +302,43 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
     return name;
   };
 
-  auto memory = inMemory.find(value);
-  if (isa<BlockArgument>(value) || memory != inMemory.end()) {
-    IndexExpr offset = index.flat;
-    if (!offset)
-      offset = linearize(index.dims, shapeOf(value));
-    if (type.getRank() == 0)
-      offset = IndexExpr::constant(0);
-    code.list.push_back({C, name, Load{value, offset},
+  auto load = [&](Value from, IndexExpr offset) {
+    code.list.push_back({C, name, Load{from, offset},
                          !type.getElementType().isInteger(1), ""});
     memo[key] = name;
     return name;
+  };
+  auto memory = inMemory.find(value);
+  if (isa<BlockArgument>(value) || memory != inMemory.end()) {
+    if (type.getRank() == 0)
+      return load(value, IndexExpr::constant(0));
+    SmallVector<IndexExpr, 4> shape = shapeOf(value);
+    SmallVector<int64_t, 4> order = storageOrderOf(value);
+    if (!order.empty()) {
+      // Stored permuted: the position of the permuted index in the
+      // permuted shape.
+      SmallVector<IndexExpr, 4> dims =
+          index.dims.empty() ? delinearize(index.flat, shape) : index.dims;
+      SmallVector<IndexExpr, 4> storedDims, storedShape;
+      for (int64_t d : order) {
+        storedDims.push_back(dims[d]);
+        storedShape.push_back(shape[d]);
+      }
+      return load(value, linearize(storedDims, storedShape));
+    }
+    return load(value, index.flat ? index.flat : linearize(index.dims, shape));
   }
 
   Operation *op = value.getDefiningOp();
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    // A transpose of an input stored in its permuted order reads it where
+    // the transpose's own element lies: in order (a tensor kept channels
+    // last read through permute(0, 2, 3, 1)).
+    Value operand = transpose.getOperand();
+    SmallVector<int64_t, 4> order = storageOrderOf(operand);
+    if (!order.empty() && llvm::equal(order, transpose.getPermutation()))
+      return load(operand, index.flat ? index.flat : linearize(index.dims, shapeOf(value)));
+  }
   if (auto constant = dyn_cast<ConstantOp>(op)) {
     auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
     if (!splat)
@@ -363,6 +386,13 @@ Statements BodyEmitter::takeElement() {
 }
 
 Statements BodyEmitter::takeRow() { return std::exchange(rowCode, Statements()); }
+
+SmallVector<int64_t, 4> BodyEmitter::storageOrderOf(Value value) const {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || !ctx.storageOrder || inMemory.count(value))
+    return {};
+  return ctx.storageOrder(arg.getArgNumber());
+}
 
 std::string BodyEmitter::spell(const Load &load) const {
   std::string offset = load.offset.str();

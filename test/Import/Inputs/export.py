@@ -120,6 +120,34 @@ class InvertedResiduals(nn.Module):
         return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(z, 1), 1)
 
 
+class ConvNeXt(nn.Module):
+    """A ConvNeXt stem (4x4 / 4, a LayerNorm over channels through permute(0, 2, 3, 1))
+    and one block (a depthwise 7x7 convolution, the LayerNorm, an MLP on [N, H, W, C],
+    added back through permute(0, 3, 1, 2)), then a downsampling LayerNorm and 2x2 / 2
+    convolution and the mean over positions: the LayerNorms read channels last, the
+    residual add and the permute back before each convolution write so
+    (lib/Target/CPU/ChannelsLast.cpp)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 4, stride=4)
+        self.stem_norm = nn.LayerNorm(8, eps=1e-6)
+        self.dw = nn.Conv2d(8, 8, 7, padding=3, groups=8)
+        self.norm = nn.LayerNorm(8, eps=1e-6)
+        self.up = nn.Linear(8, 32)
+        self.down = nn.Linear(32, 8)
+        self.sample_norm = nn.LayerNorm(8, eps=1e-6)
+        self.sample = nn.Conv2d(8, 16, 2, stride=2)
+
+    def forward(self, x):
+        x = self.stem_norm(self.stem(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        y = self.down(torch.nn.functional.gelu(self.up(self.norm(
+            self.dw(x).permute(0, 2, 3, 1)))))
+        x = x + y.permute(0, 3, 1, 2)
+        x = self.sample(self.sample_norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2))
+        return x.mean(dim=(2, 3))
+
+
 class Norms(nn.Module):
     def __init__(self):
         super().__init__()
@@ -225,6 +253,7 @@ GRAPHS = {
     "residual_blocks": (ResidualBlocks().eval(), (torch.randn(2, 3, 16, 16),), None),
     "pools": (Pools().eval(), (torch.randn(2, 3, 23, 19),), None),
     "inverted_residuals": (InvertedResiduals().eval(), (torch.randn(2, 3, 16, 16),), None),
+    "convnext": (ConvNeXt().eval(), (torch.randn(2, 3, 20, 16),), None),
     "norms": (Norms(), (torch.randn(2, 16),), None),
     "views": (Views(), (torch.randn(4, 8),), None),
     "dynamic_slices": (DynamicSlices(), (torch.randn(8, 4),),

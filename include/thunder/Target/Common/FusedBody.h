@@ -111,6 +111,12 @@ struct BodyContext {
   /// The qualifier of the target's vector math functions (elementwiseExpr's
   /// `math`); empty for std:: and the scalar vocabulary.
   std::string math;
+  /// The order region input `argument`'s elements lie in, where it is not
+  /// row-major: the permutation of its dims whose row-major order is its
+  /// memory's (a tensor kept channels last, NHWC for NCHW: {0, 2, 3, 1}).
+  /// Empty (or unset): row-major. A transpose by that permutation reads it at
+  /// the transpose's own flat position.
+  std::function<llvm::SmallVector<int64_t, 4>(unsigned argument)> storageOrder;
 };
 
 /// Emits statements that compute region values per element, memoized per
@@ -160,6 +166,9 @@ public:
 
 private:
   mlir::FailureOr<Index> operandIndex(mlir::Operation *op, const Index &index);
+  /// The storage order of `value` when it is a region input that the
+  /// context says is stored permuted; else empty.
+  llvm::SmallVector<int64_t, 4> storageOrderOf(mlir::Value value) const;
   std::string fresh() { return "t" + std::to_string(counter++); }
 
   /// A value at an index: what the memo remembers temporaries by.
