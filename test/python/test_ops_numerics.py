@@ -975,7 +975,8 @@ class _ChannelsLastChain(torch.nn.Module):
     (lib/Target/CPU/ChannelsLast.cpp): one kept so is read both as a convolution's
     input and, elementwise with a scalar, in the epilogue of a convolution whose output
     is kept so too; a dilated and a strided one; the last writes a model output (channels
-    first), and so does one whose output a reduction reads."""
+    first), and one writes channels last for a sum over the positions, which reads it
+    so."""
 
     def __init__(self):
         super().__init__()

@@ -31,6 +31,9 @@
 // then reads it contiguously, where channels first it gathered each
 // position's channels H * W apart.
 //
+// A reduction over the spatial dims alone (global average pooling) reads a
+// kept tensor too, gathering each channel's positions.
+//
 // A pointwise kernel's rank-4 output is kept channels last too where every
 // full-sized tensor it reads is kept or is read through permute(0, 3, 1, 2)
 // (an NHWC tensor seen as NCHW: ConvNeXt's residual stream, the sum of the
@@ -50,6 +53,7 @@
 #include "Emitter.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::thunder;
@@ -126,6 +130,23 @@ bool readsThroughChannelsLastPermute(FusionOp fusion, BlockArgument arg) {
   return llvm::all_of(arg.getUsers(), [](Operation *user) {
     auto transpose = dyn_cast<TransposeOp>(user);
     return transpose && llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 2, 3, 1});
+  });
+}
+
+/// Whether a reduction kernel reduces its block argument `arg`, a rank-4
+/// tensor, only directly over its spatial dims (2 and 3: global pooling at a
+/// network's end). Read channels last, each row then gathers its H * W
+/// elements C apart, which over such a small map costs less than the
+/// reorders that keeping the layers before it channels first takes.
+bool poolsSpatially(FusionOp fusion, BlockArgument arg) {
+  if (fusion.getKind() != FusionKind::Reduction ||
+      cast<RankedTensorType>(arg.getType()).getRank() != 4 || arg.use_empty())
+    return false;
+  return llvm::all_of(arg.getUsers(), [](Operation *user) {
+    ArrayRef<int64_t> dims;
+    llvm::TypeSwitch<Operation *>(user).Case<SumOp, MeanOp, MaxOp, MinOp>(
+        [&](auto r) { dims = r.getDims(); });
+    return llvm::equal(dims, ArrayRef<int64_t>{2, 3});
   });
 }
 
@@ -221,7 +242,7 @@ ChannelsLastPlan channelsLastPlan(func::FuncOp func, bool ownKernels) {
       return true;
     unsigned index = use.getOperandNumber() - reader.getInputs().getBeginOperandIndex();
     BlockArgument arg = reader.getBody().front().getArgument(index);
-    if (readsThroughChannelsLastPermute(reader, arg))
+    if (readsThroughChannelsLastPermute(reader, arg) || poolsSpatially(reader, arg))
       return true;
     auto conv = convs.lookup(reader);
     if (!conv)
