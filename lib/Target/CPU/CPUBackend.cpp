@@ -384,6 +384,7 @@ static void addSupportFiles(EmittedSources &out) {
   out.files.push_back({"thunder_cpu_base.h", kThunderCpuBaseHeader});
   out.files.push_back({"thunder_cpu_host.h", kThunderCpuHostHeader});
   out.files.push_back({"thunder_cpu_conv.h", kThunderCpuConvHeader});
+  out.files.push_back({"thunder_cpu_pool.h", kThunderCpuPoolHeader});
   out.files.push_back({"thunder_cpu_gemm.h", kThunderCpuGemmHeader});
   out.files.push_back({"thunder_cpu_gemm_api.h", kThunderCpuGemmApiHeader});
   out.files.push_back({"thunder_cpu_gemm_dot.h", kThunderCpuGemmDotHeader});
