@@ -157,6 +157,45 @@ func.func @inplace_refused_not_elementwise(%x: tensor<16x16xf32>) -> tensor<f32>
 
 // -----
 
+// In place refused where a value computed from the input elementwise is then
+// read at other positions: "b" broadcasts the first row of (x + 1), so writing
+// over x would read row 0 after overwriting it. "c" reads its input only
+// element for element (through an add and an exp) and takes its bytes.
+// CHECK-LABEL: func.func @inplace_refused_derived
+// CHECK:       "b"
+// CHECK-SAME:    thunder.inplace = array<i64: -1>
+// CHECK:       "c"
+// CHECK-SAME:    thunder.inplace = array<i64: 0>
+func.func @inplace_refused_derived(%x: tensor<16x16xf32>) -> tensor<f32> {
+  %a = thunder.fusion pointwise "a" (%x) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%i: tensor<16x16xf32>):
+    %r = thunder.exp %i : tensor<16x16xf32>
+    thunder.yield %r : tensor<16x16xf32>
+  }
+  %b = thunder.fusion pointwise "b" (%a) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%i: tensor<16x16xf32>):
+    %e = thunder.exp %i : tensor<16x16xf32>
+    %s = thunder.slice %e, start = [0, 0], end = [1, 16], step = [1, 1] : tensor<16x16xf32> -> tensor<1x16xf32>
+    %t = thunder.broadcast %s, dims = [0, 1] : tensor<1x16xf32> -> tensor<16x16xf32>
+    %r = thunder.add %i, %t : tensor<16x16xf32>
+    thunder.yield %r : tensor<16x16xf32>
+  }
+  %c = thunder.fusion pointwise "c" (%b) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%i: tensor<16x16xf32>):
+    %e = thunder.exp %i : tensor<16x16xf32>
+    %r = thunder.add %e, %i : tensor<16x16xf32>
+    thunder.yield %r : tensor<16x16xf32>
+  }
+  %d = thunder.fusion reduction "d" (%c) : (tensor<16x16xf32>) -> tensor<f32> {
+  ^bb0(%i: tensor<16x16xf32>):
+    %s = thunder.sum %i dims = [0, 1] : tensor<16x16xf32> -> tensor<f32>
+    thunder.yield %s : tensor<f32>
+  }
+  return %d : tensor<f32>
+}
+
+// -----
+
 // In place refused: "a" is read again later ("b" is not its last reader),
 // and a weight's or an argument's bytes are never written. "c", the last
 // reader of "a", takes its bytes.

@@ -39,22 +39,32 @@ bool readsElementForElement(Operation *op) {
   return op->hasTrait<OpTrait::Elementwise>() || isa<ConvertOp>(op);
 }
 
-/// Whether every use of block argument `arg` reads it element for element
-/// at positions of a tensor of `shape`: `arg` has that shape and its users
-/// are elementwise ops of that shape, or the yield.
+/// Whether block argument `arg` is read only element for element at
+/// positions of a tensor of `shape`: `arg` has that shape, and its users,
+/// and the users of every value computed from it, are elementwise ops of that
+/// shape, or the yield. (A value computed from it and then sliced, broadcast
+/// or transposed reads it at other positions than the one being written: x +
+/// (x + y)[:, :1] written over x would read channel 0 after overwriting it.)
 bool onlyReadElementwise(BlockArgument arg, ArrayRef<int64_t> shape) {
   auto type = dyn_cast<RankedTensorType>(arg.getType());
   if (!type || type.getShape() != shape)
     return false;
-  for (Operation *user : arg.getUsers()) {
-    if (isa<YieldOp>(user))
-      continue;
-    if (!readsElementForElement(user))
-      return false;
-    for (Type result : user->getResultTypes()) {
-      auto resultType = dyn_cast<RankedTensorType>(result);
-      if (!resultType || resultType.getShape() != shape)
+  llvm::DenseSet<Value> reached{arg};
+  SmallVector<Value> work{arg};
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (isa<YieldOp>(user))
+        continue;
+      if (!readsElementForElement(user))
         return false;
+      for (Value result : user->getResults()) {
+        auto resultType = dyn_cast<RankedTensorType>(result.getType());
+        if (!resultType || resultType.getShape() != shape)
+          return false;
+        if (reached.insert(result).second)
+          work.push_back(result);
+      }
     }
   }
   return true;
