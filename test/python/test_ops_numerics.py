@@ -1017,7 +1017,7 @@ def _compiled_matching_eager(what: str, model, image: tuple, seed: int, dynamic:
 
 class _PoolsBetweenConvolutions(torch.nn.Module):
     """Pooling between convolutions that oneDNN runs channels last, which then runs
-    channels last too (thunder_cpu_conv.h's pool2d_channels_last): ResNet's stem (3x3
+    channels last too (thunder_cpu_pool.h's pool2d_channels_last): ResNet's stem (3x3
     max pool, stride 2, padding 1), then average pools with and without the padding in
     their divisor, one in ceil mode, and a dilated max pool, each read by a convolution;
     one's output is also added in a convolution's epilogue. The last pool's output is
@@ -1122,8 +1122,9 @@ class _ConvNeXtBlocks(torch.nn.Module):
     stages. The LayerNorms read the convolutions' outputs kept channels last, and the
     residual adds write the stream channels last (lib/Target/CPU/ChannelsLast.cpp;
     test/Target/CPU/emit_convnext_channels_last.test checks the layouts). One more add
-    reads the stream with a per-channel scale; the last stage's output is also
-    returned, so it stays channels first."""
+    reads the stream kept channels last through a slice of one channel broadcast over
+    the others, with a per-channel scale; the last stage's output is also returned, so
+    it stays channels first."""
 
     def __init__(self):
         super().__init__()
@@ -1159,7 +1160,7 @@ class _ConvNeXtBlocks(torch.nn.Module):
         x = self.down(self._norm(self.down_norm, x))
         for block in self.blocks2:
             x = self._run(block, x)
-        x = x * self.scale + x
+        x = x * self.scale + x[:, :1]
         return x.mean(dim=(2, 3)), self._run(self.blocks2[0], x)
 
 
@@ -1167,9 +1168,11 @@ class _ConvNeXtBlocks(torch.nn.Module):
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 def test_convnext_blocks_channels_last(dynamic, cpu, cache_dir):
     """ConvNeXt-style blocks, whose LayerNorms and residual adds read and write tensors
-    kept channels last (in the AVX-512 build: there the depthwise convolutions run on
-    oneDNN channels last too), against eager at batch 3 (and, dynamic, at batch 2), on
-    odd sizes."""
+    kept channels last, against eager at batch 3 (and, dynamic, at batch 2), on odd
+    sizes. Built for the machine (native) and for x86-64-v3: on an AVX-512 machine the
+    first runs the loops written for AVX-512 builds, where the depthwise convolutions
+    run on oneDNN channels last too (emit_convnext_channels_last.test checks both
+    builds' sources on any machine)."""
     _compiled_matching_eager("ConvNeXt-style blocks", _ConvNeXtBlocks().eval(),
                              (3, 36, 28), 17, dynamic, cpu, cache_dir, "convnext_blocks")
 
@@ -1238,7 +1241,7 @@ def test_max_pool_propagates_nan(cache_dir):
     """A NaN anywhere in a max pool's window is its output, as in PyTorch: in the first
     row or a later one of the window, its first tap or a later one, at strides 1, 2 and 3
     (a constant stride, or one known at run time) with padding and ceil mode
-    (thunder_cpu_conv.h's pool2d_rows combines rows, then taps, with a padded row)."""
+    (thunder_cpu_pool.h's pool2d_rows combines rows, then taps, with a padded row)."""
     x = torch.randn(1, 3, 13, 17, generator=torch.Generator().manual_seed(3))
     for c, h, w in ((0, 0, 0), (0, 6, 9), (1, 12, 16), (1, 3, 4), (2, 7, 1), (2, 11, 13)):
         x[0, c, h, w] = float("nan")

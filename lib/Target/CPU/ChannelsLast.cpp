@@ -10,8 +10,9 @@
 // so (thunder_cpu_conv_api.h's ConvLayout), and neither reorders it. A 2-D
 // fp32 max or average pool between them (ResNet's stem) runs channels last
 // too, its output kept so when its input is and every reader of its output
-// reads it so. The rest of the model, and every other op, sees channels
-// first.
+// reads it so. Generated loops read and write such tensors where they can
+// do so in order (below); every other kernel (GEMMs, library calls, the
+// model's outputs) sees channels first.
 //
 // Depthwise and pointwise convolutions run on Thunder's own kernels channels
 // first, and other grouped ones on oneDNN channels first. Where a chain of
@@ -31,16 +32,19 @@
 // then reads it contiguously, where channels first it gathered each
 // position's channels H * W apart.
 //
-// A reduction over the spatial dims alone (global average pooling) reads a
-// kept tensor too, gathering each channel's positions.
+// A reduction over the spatial dims alone of a small map (global average
+// pooling at a network's end) reads a kept tensor too, gathering each
+// channel's positions.
 //
-// A pointwise kernel's rank-4 output is kept channels last too where every
-// full-sized tensor it reads is kept or is read through permute(0, 3, 1, 2)
-// (an NHWC tensor seen as NCHW: ConvNeXt's residual stream, the sum of the
-// block's input and its MLP's [N, H, W, C] output); its loop then runs over
-// its output in memory order, so it reads those in order too, and any
-// other tensor (a per-channel scale) where it lies. It then reads every
-// kept tensor however its ops read it (FusedBody computes the position).
+// A pointwise kernel's rank-4 output is kept channels last too where each
+// tensor it reads is kept, or is an NHWC tensor read only through
+// permute(0, 3, 1, 2) as the output's NCHW shape (ConvNeXt's residual
+// stream: the block's input plus its MLP's [N, H, W, C] output), or is
+// broadcast (a per-channel scale). Its loop then runs over its output in
+// memory order, so it reads the first two kinds in order and the third
+// where it lies. It reads a kept tensor however its ops read it (FusedBody
+// computes the position), in order where elementwise. Such a writer needs
+// no convolution beside it, only readers that read channels last.
 //
 // An epilogue reads its operands at the flat index of the element it writes;
 // when every operand has the output's shape (or is a scalar), it computes the
@@ -97,7 +101,7 @@ ConvolutionOp onednnConv(FusionOp fusion, bool ownKernels) {
 
 /// The kernel's pooling when it can run channels last: a kernel of one fp32
 /// 2-D max or average pool over [N, C, H, W] of its input
-/// (thunder_cpu_conv.h's pool2d_channels_last). Else null.
+/// (thunder_cpu_pool.h's pool2d_channels_last). Else null.
 Operation *channelsLastPool(FusionOp fusion) {
   if (fusion.getNumResults() != 1 || fusion.getInputs().size() != 1)
     return nullptr;
@@ -133,14 +137,23 @@ bool readsThroughChannelsLastPermute(FusionOp fusion, BlockArgument arg) {
   });
 }
 
+/// Positions of a map (H x W, static) up to which a reduction over them
+/// reads it kept channels last: ResNet-18's and ConvNeXt's final 7 x 7.
+constexpr int64_t kPooledPositions = 256;
+
 /// Whether a reduction kernel reduces its block argument `arg`, a rank-4
-/// tensor, only directly over its spatial dims (2 and 3: global pooling at a
-/// network's end). Read channels last, each row then gathers its H * W
-/// elements C apart, which over such a small map costs less than the
-/// reorders that keeping the layers before it channels first takes.
+/// tensor, only directly over its spatial dims (2 and 3), of at most
+/// kPooledPositions static positions: global pooling at a network's end.
+/// Read channels last, each row then gathers its H * W elements C apart,
+/// which over such a small map costs less than the reorders that keeping
+/// the layers before it channels first takes. (A larger map, a
+/// squeeze-and-excitation block's mean in mid-network, stays channels first
+/// for it.)
 bool poolsSpatially(FusionOp fusion, BlockArgument arg) {
-  if (fusion.getKind() != FusionKind::Reduction ||
-      cast<RankedTensorType>(arg.getType()).getRank() != 4 || arg.use_empty())
+  auto type = cast<RankedTensorType>(arg.getType());
+  if (fusion.getKind() != FusionKind::Reduction || type.getRank() != 4 || arg.use_empty() ||
+      type.isDynamicDim(2) || type.isDynamicDim(3) ||
+      type.getDimSize(2) * type.getDimSize(3) > kPooledPositions)
     return false;
   return llvm::all_of(arg.getUsers(), [](Operation *user) {
     ArrayRef<int64_t> dims;
@@ -159,12 +172,34 @@ bool pointwiseWriter(FusionOp fusion) {
   return out.getRank() == 4 && out.getElementType().isF32();
 }
 
-/// Whether every use of the block argument is permute(0, 3, 1, 2).
-bool readsAsChannelsFirst(BlockArgument arg) {
-  return !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *user) {
+/// Whether every use of `v` is permute(0, 3, 1, 2) to the shape `shape`,
+/// after reshapes (which keep the elements' order): an NHWC tensor (a GEMM's
+/// [N * H * W, C] output viewed so) read as the NCHW output's elements.
+bool readsAsChannelsFirst(Value v, ArrayRef<int64_t> shape) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *user) {
+    if (auto reshape = dyn_cast<ReshapeOp>(user))
+      return readsAsChannelsFirst(reshape.getResult(), shape);
     auto transpose = dyn_cast<TransposeOp>(user);
-    return transpose && llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 3, 1, 2});
+    return transpose &&
+           llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 3, 1, 2}) &&
+           cast<RankedTensorType>(transpose.getType()).getShape() == shape;
   });
+}
+
+/// Whether a tensor of `type` is broadcast to `shape`: its dims, aligned
+/// right, are each 1 or the output's, and it has fewer of them or a 1 where
+/// the output has not (a per-channel scale [C, 1, 1], a scalar).
+bool broadcastTo(RankedTensorType type, ArrayRef<int64_t> shape) {
+  auto dims = type.getShape();
+  if (dims.size() > shape.size())
+    return false;
+  bool smaller = dims.size() < shape.size();
+  for (auto [d, o] : llvm::zip(llvm::reverse(dims), llvm::reverse(shape))) {
+    if (d != 1 && d != o)
+      return false;
+    smaller = smaller || (d == 1 && o != 1);
+  }
+  return smaller;
 }
 
 /// Whether every op of the kernel besides its convolution is elementwise
@@ -260,8 +295,8 @@ ChannelsLastPlan channelsLastPlan(func::FuncOp func, bool ownKernels) {
   };
   // A kept output also needs every tensor its epilogue reads (not a
   // scalar) kept: they share the order of its elements. A pool's, its input.
-  // A pointwise writer's full-sized inputs kept, or read as NHWC seen as
-  // NCHW.
+  // A pointwise writer's inputs each kept, read as NHWC seen as NCHW, or
+  // broadcast.
   auto epilogueReadsKept = [&](Value v) {
     auto kernel = cast<FusionOp>(v.getDefiningOp());
     if (pools.count(kernel))
@@ -269,9 +304,9 @@ ChannelsLastPlan channelsLastPlan(func::FuncOp func, bool ownKernels) {
     if (writers.contains(kernel)) {
       auto shape = cast<RankedTensorType>(v.getType()).getShape();
       return llvm::all_of(kernel.getBody().front().getArguments(), [&](BlockArgument arg) {
-        return cast<RankedTensorType>(arg.getType()).getShape() != shape ||
-               kept.contains(kernel.getInputs()[arg.getArgNumber()]) ||
-               readsAsChannelsFirst(arg) || arg.use_empty();
+        return arg.use_empty() || kept.contains(kernel.getInputs()[arg.getArgNumber()]) ||
+               readsAsChannelsFirst(arg, shape) ||
+               broadcastTo(cast<RankedTensorType>(arg.getType()), shape);
       });
     }
     Operation *conv = convs.lookup(kernel).getOperation();

@@ -126,15 +126,16 @@ int64_t reducedCount(Operation *op) {
 
 } // namespace
 
-BodyContext Emitter::bodyContext(FusionOp fusion, llvm::StringRef innerVar) {
+BodyContext Emitter::bodyContext(FusionOp fusion, llvm::StringRef innerVar,
+                                 std::optional<bool> build) {
   BodyContext ctx;
   ctx.dim = [this](Value v, unsigned d) { return dimExpr(v, d); };
   ctx.load = [](unsigned arg, const std::string &offset) {
     return "in" + std::to_string(arg) + "[" + offset + "]";
   };
   ctx.storageType = [](Type t) { return *cppType(t); };
-  if (storageBuild >= 0)
-    ctx.storageOrder = [this, fusion, avx512 = storageBuild == 1](unsigned arg) {
+  if (build)
+    ctx.storageOrder = [this, fusion, avx512 = *build](unsigned arg) {
       return storageOrder(fusion, arg, avx512);
     };
   ctx.innerVar = innerVar.str();
@@ -153,10 +154,10 @@ void Emitter::emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os) {
 LogicalResult Emitter::emitPointwiseKernel(
     FusionOp fusion, llvm::raw_ostream &os,
     llvm::function_ref<void(BodyEmitter &)> prepare, llvm::StringRef tileLambda,
-    int tileRowDims) {
+    int tileRowDims, std::optional<bool> build) {
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
   Value loop = fusion.getResult(0);
-  BodyEmitter body(bodyContext(fusion, ""));
+  BodyEmitter body(bodyContext(fusion, "", build));
   if (prepare)
     prepare(body);
   SmallVector<IndexExpr, 4> shape = body.shapeOf(loop);
@@ -170,7 +171,7 @@ LogicalResult Emitter::emitPointwiseKernel(
   IndexExpr cols = IndexExpr::constant(1);
   // An output kept channels last (ChannelsLast.cpp) is written in memory
   // order: rows over [N, H, W], its channels inner, stored at flat_i.
-  const bool last = !tiles && storageBuild >= 0 && writesLast(fusion, storageBuild == 1);
+  const bool last = !tiles && build && writesLast(fusion, *build);
   if (last) {
     SmallVector<IndexExpr, 4> nhw = codegen::delinearize(IndexExpr::var("prow"),
                                                          {shape[0], shape[2], shape[3]});
@@ -240,7 +241,8 @@ LogicalResult Emitter::emitPointwiseKernel(
   return success();
 }
 
-LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os) {
+LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os,
+                                           bool build) {
   Block &block = fusion.getBody().front();
   auto yield = cast<YieldOp>(block.getTerminator());
   SmallVector<Operation *> reductions;
@@ -252,7 +254,7 @@ LogicalResult Emitter::emitReductionKernel(FusionOp fusion, llvm::raw_ostream &o
   Value rowInput = reductions.front()->getOperand(0);
   int64_t rank = typeOf(rowInput).getRank();
   int64_t innerRank = reducedCount(reductions.front());
-  BodyEmitter body(bodyContext(fusion, "inner_j"));
+  BodyEmitter body(bodyContext(fusion, "inner_j", build));
   SmallVector<IndexExpr, 4> shape = body.shapeOf(rowInput);
   ArrayRef<IndexExpr> outerShape = ArrayRef<IndexExpr>(shape).take_front(rank - innerRank);
   ArrayRef<IndexExpr> innerShape = ArrayRef<IndexExpr>(shape).drop_front(rank - innerRank);
@@ -383,14 +385,14 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
   if (kind == FusionKind::Pointwise || kind == FusionKind::Reduction) {
     // A generated loop. Where it reads a tensor kept channels last in one
     // build only (ChannelsLast.cpp), it is written for each build.
-    auto loop = [&](int build) -> LogicalResult {
-      storageBuild = build;
+    auto loop = [&](bool avx512) -> LogicalResult {
       os << "  {\n";
       emitKernelPointers(fusion, os);
-      LogicalResult emitted = kind == FusionKind::Pointwise ? emitPointwiseKernel(fusion, os)
-                                                            : emitReductionKernel(fusion, os);
+      LogicalResult emitted =
+          kind == FusionKind::Pointwise
+              ? emitPointwiseKernel(fusion, os, nullptr, {}, 0, avx512)
+              : emitReductionKernel(fusion, os, avx512);
       os << "  }\n";
-      storageBuild = -1;
       return emitted;
     };
     bool differs = writesLast(fusion, true) != writesLast(fusion, false) ||
@@ -400,12 +402,12 @@ LogicalResult Emitter::emitFusion(FusionOp fusion, llvm::raw_ostream &os) {
                                          storageOrder(fusion, arg, false);
                                 });
     if (!differs)
-      return loop(0);
+      return loop(false);
     os << "#if defined(__AVX512F__)\n";
-    if (failed(loop(1)))
+    if (failed(loop(true)))
       return failure();
     os << "#else\n";
-    if (failed(loop(0)))
+    if (failed(loop(false)))
       return failure();
     os << "#endif\n";
     return success();

@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -101,10 +102,14 @@ private:
   /// [rows, columns] view of the result whose rows are its first
   /// `tileRowDims` dims (by default all but the last: a GEMM's epilogue,
   /// EmitGemm.cpp; 2 for a convolution's [batch * channels, positions]).
+  /// `build`, for a pointwise kernel of its own: the AVX-512 build (true) or
+  /// the others', whose tensors kept channels last it reads and writes so
+  /// (ChannelsLast.cpp); unset for an epilogue, which reads channels first.
   LogicalResult emitPointwiseKernel(
       FusionOp fusion, llvm::raw_ostream &os,
       llvm::function_ref<void(codegen::BodyEmitter &)> prepare = nullptr,
-      llvm::StringRef tileLambda = {}, int tileRowDims = 0);
+      llvm::StringRef tileLambda = {}, int tileRowDims = 0,
+      std::optional<bool> build = std::nullopt);
   /// An fp32 gemm kernel on Thunder's GEMM (EmitGemm.cpp); false when the
   /// kernel is not one.
   FailureOr<bool> emitGemmKernel(FusionOp fusion, llvm::raw_ostream &os);
@@ -133,22 +138,19 @@ private:
     llvm::DenseSet<Value> avx512, other;
   } keptLast;
   /// The storage order of a generated loop's input `argument` in the AVX-512
-  /// build or the others (FusedBody.h's storageOrder): {0, 2, 3, 1} where it
-  /// is kept channels last (ChannelsLast.cpp saw that the loop can read it
-  /// so), else empty.
+  /// build or the others: {0, 2, 3, 1} where it is kept channels last
+  /// (ChannelsLast.cpp saw that the loop can read it so), else empty. What
+  /// bodyContext hands FusedBody as BodyContext::storageOrder.
   llvm::SmallVector<int64_t, 4> storageOrder(FusionOp fusion, unsigned argument,
                                              bool avx512) const;
   /// Whether a pointwise loop writes its output channels last (NHWC) in the
   /// AVX-512 build or the others: its loop then runs over it in that order.
   bool writesLast(FusionOp fusion, bool avx512) const;
-  /// Which build's storage orders bodyContext gives a generated loop: the
-  /// AVX-512 one (1) or the others' (0); -1 (a GEMM's or convolution's
-  /// epilogue): none.
-  int storageBuild = -1;
   /// The table of an embedding lookup when it is stored packed (a tied
   /// embedding whose GEMM transposes it), else null.
   Value packedTable(mlir::thunder::EmbeddingOp lookup) const;
-  LogicalResult emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os);
+  /// A row-reduction kernel for `build` (emitPointwiseKernel's).
+  LogicalResult emitReductionKernel(FusionOp fusion, llvm::raw_ostream &os, bool build);
   void emitKernelPointers(FusionOp fusion, llvm::raw_ostream &os);
   /// A kernel as a call of its function (KernelUnits.cpp), the function
   /// kept in kernelSources under its digest-derived name.
@@ -170,7 +172,10 @@ private:
   std::map<std::string, KernelHeader> kernelHeaders;
   /// Set by emitOp: the header the kernel being emitted needs so far.
   KernelHeader kernelHeader = KernelHeader::Base;
-  codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar);
+  /// What FusedBody needs to emit `fusion`'s body; with `build`, the storage
+  /// orders of its inputs in that build (emitPointwiseKernel's).
+  codegen::BodyContext bodyContext(FusionOp fusion, llvm::StringRef innerVar,
+                                   std::optional<bool> build = std::nullopt);
   void emitEntry(llvm::raw_ostream &os);
   /// kWeights, the table of thunder_model_weights_v1.
   void emitWeightsTable(llvm::raw_ostream &os);

@@ -333,7 +333,8 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     // A transpose of an input stored in its permuted order reads it where
     // the transpose's own element lies: in order (a tensor kept channels
-    // last read through permute(0, 2, 3, 1)).
+    // last read through permute(0, 2, 3, 1)). index.flat, where set, is
+    // always that element's own row-major position.
     Value operand = transpose.getOperand();
     SmallVector<int64_t, 4> order = storageOrderOf(operand);
     if (!order.empty() && llvm::equal(order, transpose.getPermutation()))

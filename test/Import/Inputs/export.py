@@ -52,9 +52,9 @@ class ConvBlock(nn.Module):
 
 class ResidualBlocks(nn.Module):
     """A stem (convolution, ReLU, max pool) and two residual blocks, then average
-    pooling: what ResNet's convolutions and its max pool hand each other can stay
-    channels last (lib/Target/CPU/ChannelsLast.cpp), what the final average pooling (a
-    mean) reads cannot."""
+    pooling: what ResNet's convolutions, its max pool and the final average pooling (a
+    mean over the positions) hand each other can stay channels last
+    (lib/Target/CPU/ChannelsLast.cpp)."""
 
     def __init__(self):
         super().__init__()
