@@ -123,6 +123,16 @@ Operation *channelsLastPool(FusionOp fusion) {
   return pool;
 }
 
+/// NCHW to NHWC, and back.
+constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1}, kToChannelsFirst[] = {0, 3, 1, 2};
+
+/// `op` as a transpose by `permutation`, else null.
+TransposeOp asPermute(Operation *op, ArrayRef<int64_t> permutation) {
+  auto transpose = dyn_cast<TransposeOp>(op);
+  return transpose && llvm::equal(transpose.getPermutation(), permutation) ? transpose
+                                                                           : TransposeOp();
+}
+
 /// Whether a generated loop (a pointwise or reduction kernel) reads its
 /// block argument `arg`, a rank-4 tensor, only through permute(0, 2, 3, 1).
 bool readsThroughChannelsLastPermute(FusionOp fusion, BlockArgument arg) {
@@ -131,10 +141,8 @@ bool readsThroughChannelsLastPermute(FusionOp fusion, BlockArgument arg) {
   auto type = cast<RankedTensorType>(arg.getType());
   if (type.getRank() != 4 || arg.use_empty())
     return false;
-  return llvm::all_of(arg.getUsers(), [](Operation *user) {
-    auto transpose = dyn_cast<TransposeOp>(user);
-    return transpose && llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 2, 3, 1});
-  });
+  return llvm::all_of(arg.getUsers(),
+                      [](Operation *user) { return asPermute(user, kToChannelsLast); });
 }
 
 /// Positions of a map (H x W, static) up to which a reduction over them
@@ -179,10 +187,8 @@ bool readsAsChannelsFirst(Value v, ArrayRef<int64_t> shape) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *user) {
     if (auto reshape = dyn_cast<ReshapeOp>(user))
       return readsAsChannelsFirst(reshape.getResult(), shape);
-    auto transpose = dyn_cast<TransposeOp>(user);
-    return transpose &&
-           llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 3, 1, 2}) &&
-           cast<RankedTensorType>(transpose.getType()).getShape() == shape;
+    TransposeOp transpose = asPermute(user, kToChannelsFirst);
+    return transpose && cast<RankedTensorType>(transpose.getType()).getShape() == shape;
   });
 }
 
@@ -349,28 +355,26 @@ ChannelsLastPlan channelsLastPlan(func::FuncOp func, bool ownKernels) {
 } // namespace
 
 void Emitter::findChannelsLast() {
-  ChannelsLastPlan other = channelsLastPlan(func, /*ownKernels=*/false);
-  for (auto [conv, layout] : other.layouts)
-    convLayouts[conv].other = layout;
-  keptLast.other.insert(other.kept.begin(), other.kept.end());
-  ChannelsLastPlan avx512 = channelsLastPlan(func, /*ownKernels=*/true);
-  for (auto [conv, layout] : avx512.layouts)
-    convLayouts[conv].avx512 = layout;
-  keptLast.avx512.insert(avx512.kept.begin(), avx512.kept.end());
+  // The AVX-512 build hands Thunder's own depthwise and pointwise
+  // convolutions to oneDNN too.
+  for (bool avx512 : {false, true}) {
+    ChannelsLastPlan plan = channelsLastPlan(func, /*ownKernels=*/avx512);
+    for (auto [conv, layout] : plan.layouts)
+      (avx512 ? convLayouts[conv].avx512 : convLayouts[conv].other) = layout;
+    keptLast[avx512].insert(plan.kept.begin(), plan.kept.end());
+  }
 }
 
 llvm::SmallVector<int64_t, 4> Emitter::storageOrder(FusionOp fusion, unsigned argument,
                                                      bool avx512) const {
-  const llvm::DenseSet<Value> &kept = avx512 ? keptLast.avx512 : keptLast.other;
-  if (kept.contains(fusion.getInputs()[argument]))
-    return {0, 2, 3, 1};
+  if (keptLast[avx512].contains(fusion.getInputs()[argument]))
+    return llvm::to_vector<4>(kToChannelsLast);
   return {};
 }
 
 bool Emitter::writesLast(FusionOp fusion, bool avx512) const {
-  const llvm::DenseSet<Value> &kept = avx512 ? keptLast.avx512 : keptLast.other;
   return fusion.getKind() == FusionKind::Pointwise && fusion.getNumResults() == 1 &&
-         kept.contains(fusion.getResult(0));
+         keptLast[avx512].contains(fusion.getResult(0));
 }
 
 } // namespace thunder::cpu

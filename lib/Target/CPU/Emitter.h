@@ -133,10 +133,9 @@ private:
   /// The layouts of each convolution, and each pooling, that reads or writes
   /// a tensor channels last in either build.
   llvm::DenseMap<Operation *, ConvLayouts> convLayouts;
-  /// The tensors kept channels last in each build.
-  struct {
-    llvm::DenseSet<Value> avx512, other;
-  } keptLast;
+  /// The tensors kept channels last in each build: [0] the others, [1] the
+  /// AVX-512 one.
+  llvm::DenseSet<Value> keptLast[2];
   /// The storage order of a generated loop's input `argument` in the AVX-512
   /// build or the others: {0, 2, 3, 1} where it is kept channels last
   /// (ChannelsLast.cpp saw that the loop can read it so), else empty. What

@@ -164,6 +164,16 @@ std::string BodyEmitter::computeType(Type element) {
   return "compute_t<" + ctx.storageType(element) + ">";
 }
 
+/// The flat row-major position of `index` in a value of `shape`.
+static IndexExpr flatOf(const Index &index, ArrayRef<IndexExpr> shape) {
+  return index.flat ? index.flat : linearize(index.dims, shape);
+}
+
+/// The index of each dim of `index` in a value of `shape`.
+static SmallVector<IndexExpr, 4> dimsOf(const Index &index, ArrayRef<IndexExpr> shape) {
+  return index.dims.empty() && !shape.empty() ? delinearize(index.flat, shape) : index.dims;
+}
+
 /// Splits a reshape from `in` to `out` into groups of consecutive dims with
 /// the same number of elements ({in begin, in end, out begin, out end}),
 /// matched from the last dims: constant dims grouped by their products, a
@@ -225,9 +235,6 @@ static bool reshapeGroups(ArrayRef<IndexExpr> in, ArrayRef<IndexExpr> out,
 FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
   Value operand = op->getOperand(0);
   SmallVector<IndexExpr, 4> in = shapeOf(operand), out = shapeOf(op->getResult(0));
-  auto dimsOf = [&](const Index &i) {
-    return i.dims.empty() && !out.empty() ? delinearize(i.flat, out) : i.dims;
-  };
   Index result;
   return llvm::TypeSwitch<Operation *, FailureOr<Index>>(op)
       .Case<BroadcastOp, ExpandOp>([&](auto b) -> FailureOr<Index> {
@@ -238,7 +245,7 @@ FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
           for (size_t k = 0; k < in.size(); ++k)
             mapping.push_back(out.size() - in.size() + k);
         }
-        SmallVector<IndexExpr, 4> dims = dimsOf(index);
+        SmallVector<IndexExpr, 4> dims = dimsOf(index, out);
         for (auto [k, d] : llvm::enumerate(mapping))
           result.dims.push_back(in[k].isConstant(1) ? IndexExpr::constant(0) : dims[d]);
         if (in == ArrayRef<IndexExpr>(out).take_back(in.size()) && in.size() == out.size())
@@ -246,14 +253,14 @@ FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
         return result;
       })
       .Case([&](TransposeOp t) -> FailureOr<Index> {
-        SmallVector<IndexExpr, 4> dims = dimsOf(index);
+        SmallVector<IndexExpr, 4> dims = dimsOf(index, out);
         result.dims.assign(in.size(), IndexExpr::constant(0));
         for (auto [i, p] : llvm::enumerate(t.getPermutation()))
           result.dims[p] = dims[i];
         return result;
       })
       .Case([&](SliceOp s) -> FailureOr<Index> {
-        SmallVector<IndexExpr, 4> dims = dimsOf(index);
+        SmallVector<IndexExpr, 4> dims = dimsOf(index, out);
         for (auto [d, start, step] : llvm::zip(dims, s.getStart(), s.getStep()))
           result.dims.push_back(IndexExpr::constant(start) +
                                 IndexExpr::constant(step) * d);
@@ -261,7 +268,7 @@ FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
       })
       .Case([&](ReshapeOp) -> FailureOr<Index> {
         // Same elements in the same order: the flat position carries over.
-        result.flat = index.flat ? index.flat : linearize(index.dims, out);
+        result.flat = flatOf(index, out);
         // Where the reshape splits or merges groups of dims (a GEMM's output
         // viewed as [batch, seq, n], a hidden dim split into heads), each
         // group's index is recomputed from its own dims, not from the flat
@@ -317,8 +324,7 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
     if (!order.empty()) {
       // Stored permuted: the position of the permuted index in the
       // permuted shape.
-      SmallVector<IndexExpr, 4> dims =
-          index.dims.empty() ? delinearize(index.flat, shape) : index.dims;
+      SmallVector<IndexExpr, 4> dims = dimsOf(index, shape);
       SmallVector<IndexExpr, 4> storedDims, storedShape;
       for (int64_t d : order) {
         storedDims.push_back(dims[d]);
@@ -326,7 +332,7 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
       }
       return load(value, linearize(storedDims, storedShape));
     }
-    return load(value, index.flat ? index.flat : linearize(index.dims, shape));
+    return load(value, flatOf(index, shape));
   }
 
   Operation *op = value.getDefiningOp();
@@ -338,7 +344,7 @@ FailureOr<std::string> BodyEmitter::emit(Value value, const Index &index) {
     Value operand = transpose.getOperand();
     SmallVector<int64_t, 4> order = storageOrderOf(operand);
     if (!order.empty() && llvm::equal(order, transpose.getPermutation()))
-      return load(operand, index.flat ? index.flat : linearize(index.dims, shapeOf(value)));
+      return load(operand, flatOf(index, shapeOf(value)));
   }
   if (auto constant = dyn_cast<ConstantOp>(op)) {
     auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
