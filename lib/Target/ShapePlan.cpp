@@ -195,7 +195,7 @@ LogicalResult ShapePlanBuilder::visit(Operation *op) {
         }
         return success();
       })
-      .Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>([&](auto r) {
+      .Case([&](ReductionOpInterface r) {
         auto in = tensorType(r.getInput());
         llvm::SmallDenseSet<int64_t> reduced(r.getDims().begin(), r.getDims().end());
         unsigned out = 0;

@@ -57,7 +57,6 @@
 #include "Emitter.h"
 
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::thunder;
@@ -164,10 +163,8 @@ bool poolsSpatially(FusionOp fusion, BlockArgument arg) {
       type.getDimSize(2) * type.getDimSize(3) > kPooledPositions)
     return false;
   return llvm::all_of(arg.getUsers(), [](Operation *user) {
-    ArrayRef<int64_t> dims;
-    llvm::TypeSwitch<Operation *>(user).Case<SumOp, MeanOp, MaxOp, MinOp>(
-        [&](auto r) { dims = r.getDims(); });
-    return llvm::equal(dims, ArrayRef<int64_t>{2, 3});
+    auto r = dyn_cast<ReductionOpInterface>(user);
+    return r && !isa<ProdOp>(user) && llvm::equal(r.getDims(), ArrayRef<int64_t>{2, 3});
   });
 }
 

@@ -16,7 +16,6 @@
 
 #include "thunder/Target/Common/KernelCode.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -37,7 +36,7 @@ namespace thunder::cpu {
 
 namespace {
 
-bool isRowOp(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op); }
+bool isRowOp(Operation *op) { return isa<ReductionOpInterface>(op); }
 
 } // namespace
 
@@ -118,10 +117,7 @@ namespace {
 
 /// The trailing dims a reduction reduces (how many).
 int64_t reducedCount(Operation *op) {
-  ArrayRef<int64_t> dims;
-  llvm::TypeSwitch<Operation *>(op).Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(
-      [&](auto r) { dims = r.getDims(); });
-  return dims.size();
+  return static_cast<int64_t>(cast<ReductionOpInterface>(op).getDims().size());
 }
 
 } // namespace

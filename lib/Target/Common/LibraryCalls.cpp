@@ -189,12 +189,13 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
            << ", " << name(x) << ");\n";
         return true;
       })
-      .Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>([&](auto r) {
-        const char *kind = isa<SumOp>(r)    ? "Sum"
-                           : isa<MeanOp>(r) ? "Mean"
-                           : isa<MaxOp>(r)  ? "Max"
-                           : isa<MinOp>(r)  ? "Min"
-                                            : "Prod";
+      .Case([&](ReductionOpInterface r) {
+        Operation *op = r;
+        const char *kind = isa<SumOp>(op)    ? "Sum"
+                           : isa<MeanOp>(op) ? "Mean"
+                           : isa<MaxOp>(op)  ? "Max"
+                           : isa<MinOp>(op)  ? "Min"
+                                             : "Prod";
         SmallVector<int64_t> flags(rank(r.getInput()), 0);
         for (int64_t d : r.getDims())
           flags[d] = 1;
@@ -203,7 +204,7 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
           os << (i ? ", " : "") << f;
         os << (flags.empty() ? "0" : "") << "}; reduce(" << C << name(r.getInput()) << ", "
            << dims(r.getInput()) << ", " << rank(r.getInput()) << ", reduced, Reduce::" << kind
-           << ", " << name(r) << "); }\n";
+           << ", " << name(op->getResult(0)) << "); }\n";
         return true;
       })
       .Case<ArgMaxOp, ArgMinOp>([&](auto r) {

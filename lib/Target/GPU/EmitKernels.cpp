@@ -16,7 +16,6 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -236,16 +235,8 @@ namespace {
 /// The trailing dims a row reduction reduces (how many), or -1 when it
 /// reduces other dims.
 int64_t trailingReduced(Operation *op) {
-  ArrayRef<int64_t> dims;
-  int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
-  llvm::TypeSwitch<Operation *>(op).Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(
-      [&](auto r) { dims = r.getDims(); });
-  SmallVector<int64_t> sorted(dims.begin(), dims.end());
-  llvm::sort(sorted);
-  for (auto [k, d] : llvm::enumerate(sorted))
-    if (d != rank - int64_t(sorted.size()) + int64_t(k))
-      return -1;
-  return sorted.size();
+  auto r = cast<ReductionOpInterface>(op);
+  return r.reducesTrailingDims() ? static_cast<int64_t>(r.getDims().size()) : -1;
 }
 } // namespace
 
@@ -258,7 +249,7 @@ FailureOr<bool> GpuEmitter::emitRowReduction(Unit &unit, FusionOp fusion,
     if (isa<ConstantOp>(op))
       continue;
     ops.push_back(&op);
-    if (isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op))
+    if (isa<ReductionOpInterface>(op))
       reductions.push_back(&op);
     else if (!isPointwise(&op))
       return false; // not a row kernel: run op by op

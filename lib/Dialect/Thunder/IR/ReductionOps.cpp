@@ -1,6 +1,7 @@
 //===- ReductionOps.cpp - Reductions of the `thunder` dialect -------------===//
 //
-// Shape inference for sum/mean/max/min/prod and argmax/argmin; cumsum.
+// Shape inference for sum/mean/max/min/prod and argmax/argmin; cumsum; the
+// ReductionOpInterface those five implement.
 //
 //===----------------------------------------------------------------------===//
 #include "thunder/Dialect/Thunder/IR/ThunderOps.h"
@@ -12,8 +13,20 @@ using namespace mlir;
 using namespace mlir::thunder;
 using namespace mlir::thunder::detail;
 
+#include "thunder/Dialect/Thunder/IR/ThunderInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "thunder/Dialect/Thunder/IR/ReductionOps.cpp.inc"
+
+bool ReductionOpInterface::reducesTrailingDims() {
+  int64_t rank = cast<RankedTensorType>(getInput().getType()).getRank();
+  SmallVector<int64_t> sorted(getDims());
+  llvm::sort(sorted);
+  for (auto [i, d] : llvm::enumerate(sorted))
+    if (d != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
+      return false;
+  return true;
+}
 
 /// Checks reduce_c1..reduce_c3 and infers the reduced type.
 static LogicalResult inferReduction(std::optional<Location> loc,

@@ -6,7 +6,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -24,9 +23,7 @@ bool isPointwise(Operation *op) {
          isa<BroadcastOp, ExpandOp, ReshapeOp, TransposeOp, SliceOp>(op);
 }
 
-bool isReduction(Operation *op) {
-  return isa<SumOp, MeanOp, MaxOp, MinOp, ProdOp>(op);
-}
+bool isReduction(Operation *op) { return isa<ReductionOpInterface>(op); }
 
 bool isLibraryOp(Operation *op) {
   return isa_and_nonnull<ThunderDialect>(op->getDialect()) &&
@@ -76,24 +73,12 @@ bool isDuplicable(Operation *op) {
 }
 
 std::optional<RowShape> rowShapeOf(Operation *reduction) {
-  ArrayRef<int64_t> dims;
-  Value input;
-  llvm::TypeSwitch<Operation *>(reduction)
-      .Case<SumOp, MeanOp, MaxOp, MinOp, ProdOp>([&](auto r) {
-        dims = r.getDims();
-        input = r.getInput();
-      });
-  if (!input || dims.empty())
+  auto r = dyn_cast<ReductionOpInterface>(reduction);
+  if (!r || r.getDims().empty() || !r.reducesTrailingDims())
     return std::nullopt;
-  auto type = cast<RankedTensorType>(input.getType());
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> sorted(dims);
-  llvm::sort(sorted);
-  for (auto [i, d] : llvm::enumerate(sorted))
-    if (d != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
-      return std::nullopt;
+  auto type = cast<RankedTensorType>(r.getInput().getType());
   RowShape rows;
-  int64_t split = rank - sorted.size();
+  int64_t split = type.getRank() - static_cast<int64_t>(r.getDims().size());
   rows.outer.assign(type.getShape().begin(), type.getShape().begin() + split);
   rows.inner.assign(type.getShape().begin() + split, type.getShape().end());
   return rows;

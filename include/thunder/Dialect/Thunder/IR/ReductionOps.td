@@ -4,11 +4,12 @@
 #define THUNDER_DIALECT_THUNDER_IR_REDUCTIONOPS_TD
 
 include "thunder/Dialect/Thunder/IR/ThunderBase.td"
+include "thunder/Dialect/Thunder/IR/ThunderInterfaces.td"
 
 // Shared constraints (docs/dialect.md, reduce_c1..reduce_c3) are checked in
 // `inferReduction` (ReductionOps.cpp) from inferReturnTypes.
 class Thunder_ReduceOp<string mnemonic, Type T, string semantics>
-    : Thunder_InferredOp<mnemonic> {
+    : Thunder_InferredOp<mnemonic, [Thunder_ReductionOpInterface]> {
   let summary = mnemonic # " over dimensions";
   let description = semantics # [{
 

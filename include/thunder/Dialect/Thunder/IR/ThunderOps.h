@@ -21,6 +21,8 @@ namespace mlir::thunder {
 Type getI1TensorLike(Type type);
 } // namespace mlir::thunder
 
+#include "thunder/Dialect/Thunder/IR/ThunderInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "thunder/Dialect/Thunder/IR/ElementwiseOps.h.inc"
 #define GET_OP_CLASSES
