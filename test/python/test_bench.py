@@ -95,7 +95,9 @@ def test_quick_mode_writes_the_table_and_charts(quick):
 
 def test_memory_pass_measures_compile_and_serving(tmp_path):
     """--memory: one fresh process per contender, compile time and peak memory above the
-    baseline; the case's process then loads what the memory pass compiled."""
+    baseline; a contender that serves from its artifact serves in a process of its own
+    (which never exported or compiled); the case's process then loads what the memory
+    pass compiled."""
     out = tmp_path / "results"
     result = run_bench("--quick", "--memory", "--models", "mlp",
                        "--contenders", "eager,thunder,thunder-rt,onnxruntime",
@@ -107,6 +109,8 @@ def test_memory_pass_measures_compile_and_serving(tmp_path):
         assert memory["ok"], memory
         assert memory["base_rss_mb"] > 50  # the interpreter with torch
         assert memory["run_peak_mb"] > -memory["base_rss_mb"]
+        # Served in a process of its own, measured against that process's baseline.
+        assert ("serve_base_rss_mb" in memory) == (name in ("thunder-rt", "onnxruntime")), name
         if name != "eager":
             assert memory["compiled"] and memory["compile_s"] > 0, memory
             # The timing process found the artifact instead of compiling again.

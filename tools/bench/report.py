@@ -277,8 +277,9 @@ def markdown(results: dict, images: dict[str, str] | None = None, level: int = 1
                   "compile's own peak in parentheses. Measured in one fresh process per "
                   "contender: eager, torch.compile and thunder.compile keep the PyTorch "
                   "model (thunder.compile's module holds it too); AOTInductor, ONNX Runtime "
-                  "and Thunder's C++ runtime serve from their artifact alone, loaded "
-                  "after the model was freed. thunder-run: the whole process's peak "
+                  "and Thunder's C++ runtime serve from their artifact alone, loaded in "
+                  "a process of their own that never exported or compiled (from its own "
+                  "baseline). thunder-run: the whole process's peak "
                   "(no Python at all).", ""]
         mem_names = [c for c in contenders if c != THUNDER_RUN]
         header = ["model", "batch"] + [LABELS[c] for c in mem_names] + \

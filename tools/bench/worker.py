@@ -6,8 +6,9 @@ interleaved timing, then thunder-run --bench in a subprocess.
 
 mode "memory": one contender on one case in a fresh process: the compile from empty caches
 (its time and peak resident memory), then the peak resident memory while serving, with
-what serving needs and no more (the artifact alone for AOTInductor, ONNX Runtime and
-Thunder's C++ runtime).
+what serving needs and no more: the artifact alone for AOTInductor, ONNX Runtime and
+Thunder's C++ runtime, loaded in a process of its own (mode "serve", started by "memory")
+that never exported or compiled, as a deployment loads it.
 """
 from __future__ import annotations
 
@@ -201,12 +202,9 @@ def thunder_run(spec, directory, inputs, reference, rtol, atol, rt_row) -> dict:
 # ---------------------------------------------------------------------------------------
 
 
-def run_memory(spec: dict) -> dict:
-    import torch
-    from bench import measure
-    from bench.contenders import CONTENDERS
-    # Every library any contender loads, before the baseline: the differences between
-    # contenders are then what each one does, not what it imports.
+def _import_every_library() -> None:
+    """Every library any contender loads, before a baseline: the differences between
+    contenders are then what each one does, not what it imports."""
     import importlib
     for library in ("onnxruntime", "thunder", "torch._dynamo", "torch._inductor",
                     "torch.onnx", "transformers"):
@@ -214,6 +212,35 @@ def run_memory(spec: dict) -> dict:
             importlib.import_module(library)
         except ImportError:
             pass  # a contender that needs it fails with its own message
+
+
+def _serve_peak(spec: dict, prepared, result: dict, base: float) -> None:
+    """The resident memory once loaded and the peak over a warm-up and memory_runs calls,
+    above `base`, into `result`."""
+    import torch
+    from bench import measure
+    measure.release_freed_memory()
+    result["loaded_mb"] = measure.rss_mb() - base
+    measure.reset_peak_rss()
+    if spec["device"] == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    for _ in range(1 + spec["memory_runs"]):
+        prepared.call()
+    result["run_peak_mb"] = measure.peak_rss_mb() - base
+    if spec["device"] == "cuda":
+        result["cuda_peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
+
+
+def run_memory(spec: dict) -> dict:
+    """Mode "memory": the compile from empty caches, then serving. A contender that
+    serves from its artifact alone serves in a process of its own (mode "serve"), as a
+    deployment does: one that never exported or compiled, so that what the compile left
+    behind (torch.export's lazily imported modules, a compiler's code) is not charged to
+    serving."""
+    import torch
+    from bench import measure
+    from bench.contenders import CONTENDERS
+    _import_every_library()
     torch.set_num_threads(spec["threads"])
     contender = CONTENDERS[spec["contender"]]
     ctx, workdir = _context(spec), pathlib.Path(spec["workdir"]) / contender.name
@@ -231,22 +258,56 @@ def run_memory(spec: dict) -> dict:
         result.update(compile_s=prepared.compile_s, compiled=prepared.compiled,
                       compile_detail=prepared.detail, prepare_wall_s=wall)
         result["compile_peak_mb"] = measure.peak_rss_mb() - base
-        if contender.serves_without_model:
-            # Serve from the artifact alone, as a deployment would.
-            del prepared, model
-            measure.release_freed_memory()
-            prepared = contender.prepare(None, inputs, workdir, ctx)
-        measure.release_freed_memory()
-        result["loaded_mb"] = measure.rss_mb() - base
-        measure.reset_peak_rss()
-        if spec["device"] == "cuda":
-            torch.cuda.reset_peak_memory_stats()
-        for _ in range(1 + spec["memory_runs"]):
-            prepared.call()
-        result["run_peak_mb"] = measure.peak_rss_mb() - base
-        if spec["device"] == "cuda":
-            result["cuda_peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
+        if not contender.serves_without_model:
+            _serve_peak(spec, prepared, result, base)
+            return result
+    del prepared, model
+    served = _serve_in_fresh_process(spec)
+    if not served.get("ok"):
+        raise RuntimeError(f"serving from the artifact failed: {served.get('reason')}")
+    result.update({key: served[key] for key in
+                   ("loaded_mb", "run_peak_mb", "cuda_peak_mb", "serve_base_rss_mb")
+                   if key in served})
     return result
+
+
+def _serve_in_fresh_process(spec: dict) -> dict:
+    """Runs mode "serve" for spec's contender in a new worker process; its result."""
+    workdir = pathlib.Path(spec["workdir"]) / spec["contender"]
+    spec_path, result_path = workdir / "serve.spec.json", workdir / "serve.result.json"
+    spec_path.write_text(json.dumps({**spec, "mode": "serve"}))
+    result_path.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, __file__, str(spec_path), str(result_path)],
+                          capture_output=True, text=True)
+    if result_path.exists():
+        return json.loads(result_path.read_text())
+    tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+    return {"ok": False, "reason": f"the serving process died (exit {proc.returncode}): {tail}"}
+
+
+def run_serve(spec: dict) -> dict:
+    """Mode "serve": a contender that serves from its artifact, loaded in a process that
+    only built the inputs (the model built with them is freed before loading)."""
+    import torch
+    from bench import measure
+    from bench.contenders import CONTENDERS
+    _import_every_library()
+    torch.set_num_threads(spec["threads"])
+    contender = CONTENDERS[spec["contender"]]
+    ctx, workdir = _context(spec), pathlib.Path(spec["workdir"]) / contender.name
+    measure.release_freed_memory()
+    base = measure.rss_mb()
+    result = {"serve_base_rss_mb": base}
+    with torch.no_grad():
+        model, inputs, _, _ = _build(spec)
+        del model
+        measure.release_freed_memory()
+        prepared = contender.prepare(None, inputs, workdir, ctx)
+        _serve_peak(spec, prepared, result, base)
+    return result
+
+
+MODES = {"case": run_case, "memory": run_memory, "serve": run_serve}
 
 
 def main() -> int:
@@ -254,7 +315,7 @@ def main() -> int:
     _setup(spec)
     start = time.perf_counter()
     try:
-        result = run_case(spec) if spec["mode"] == "case" else run_memory(spec)
+        result = MODES[spec["mode"]](spec)
         result["ok"] = True
     except Exception as error:  # noqa: BLE001 - the orchestrator reports it
         result = {"ok": False, "reason": _error_text(error),
