@@ -177,6 +177,38 @@ def test_external_weights_are_read_from_the_file(cache_dir, tmp_path):
     assert error.value.status == "THUNDER_ERROR_LOAD"
 
 
+def _needed(library: str) -> set[str]:
+    """The shared libraries a library names (its DT_NEEDED entries)."""
+    dynamic = subprocess.run(["readelf", "-d", library], capture_output=True, text=True,
+                             check=True).stdout
+    return set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+
+
+class _Float64Matmul(torch.nn.Module):
+    def forward(self, a, b):
+        return (a @ b).relu()
+
+
+def test_library_links_blas_and_onednn_only_where_its_kernels_call_them(cache_dir):
+    """A library needs OpenBLAS only for float64 GEMMs and oneDNN only for its
+    convolutions (linked --as-needed): a transformer's or an MLP's loads neither, and
+    OpenBLAS does not start its thread pool in a process that never calls it."""
+    libraries = {}
+    for name, (model, inputs) in {
+            "mlp": ZOO["mlp"].build(size="small", batch=2),
+            "resnet18": ZOO["resnet18"].build(size="small", batch=1),
+            "f64": (_Float64Matmul(), (torch.randn(8, 16, dtype=torch.float64),
+                                       torch.randn(16, 4, dtype=torch.float64)))}.items():
+        compiled = thunder.compile(model, inputs, cache_dir=cache_dir, dynamic=False,
+                                   progress=False)
+        assert_close_tree(compiled(*inputs), eager(model, inputs))
+        libraries[name] = {lib.split(".so")[0] for lib in _needed(compiled.artifacts[0])}
+    assert not {"libopenblas", "libdnnl"} & libraries["mlp"], libraries["mlp"]
+    assert "libdnnl" in libraries["resnet18"], libraries["resnet18"]
+    assert "libopenblas" in libraries["f64"] and "libdnnl" not in libraries["f64"], \
+        libraries["f64"]
+
+
 # ---------------------------------------------------------------------------------------
 # Behaving like the model: output pytrees, keyword arguments, Python values
 # ---------------------------------------------------------------------------------------

@@ -1049,7 +1049,12 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   // is assembled here.
   ToolchainCommand cmd;
   std::string dir = buildDir.str();
-  std::vector<std::string> libs = {"-ldnnl", "-lopenblas", "-Wl,--no-undefined"};
+  // Linked only where the kernels call them (--as-needed): a model without
+  // oneDNN convolutions or float64 GEMMs does not load oneDNN or OpenBLAS,
+  // whose start-up (OpenBLAS starts its thread pool as it loads) and pages a
+  // served model would otherwise pay for.
+  std::vector<std::string> libs = {"-Wl,--as-needed", "-ldnnl", "-lopenblas",
+                                   "-Wl,--no-as-needed", "-Wl,--no-undefined"};
   cmd.argv = {"c++", "-fopenmp", "-fPIC", "-shared", "-fvisibility=hidden",
               // .incbin "weights.bin" is looked up in the build directory.
               "-Wa,-I," + dir};
@@ -1116,7 +1121,8 @@ CPUBackend::linkPartitions(llvm::ArrayRef<PartitionSources> partitions,
     }
   }
   cmd.argv.insert(cmd.argv.end(),
-                  {"-o", output.str(), "-ldnnl", "-lopenblas", "-Wl,--no-undefined"});
+                  {"-o", output.str(), "-Wl,--as-needed", "-ldnnl", "-lopenblas",
+                   "-Wl,--no-as-needed", "-Wl,--no-undefined"});
   return cmd;
 }
 

@@ -18,13 +18,18 @@
 #include <unistd.h>
 
 // OpenBLAS's (cblas.h declares it too; the host unit does without cblas.h).
-extern "C" void openblas_set_num_threads(int);
+// Weak: a library links OpenBLAS only where a kernel calls it (float64
+// GEMMs; the link is --as-needed), and is then null.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 
 namespace thunder_cpu {
 
-/// Called once when a model is created: GEMMs run single-threaded inside
-/// OpenMP's threads (see matmul).
-inline void thunder_cpu_init() { openblas_set_num_threads(1); }
+/// Called once when a model is created: OpenBLAS's GEMMs, where the library
+/// has them, run single-threaded inside OpenMP's threads (see matmul).
+inline void thunder_cpu_init() {
+  if (openblas_set_num_threads)
+    openblas_set_num_threads(1);
+}
 
 //===--------------------------------------------------------------------===//
 // Weights in file-backed memory
