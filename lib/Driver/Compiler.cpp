@@ -8,6 +8,7 @@
 #include "thunder/Driver/UnitBuild.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Errno.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -15,6 +16,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -100,6 +104,27 @@ static LogicalResult writeFile(Location loc, llvm::StringRef dir,
   os.close();
   if (os.has_error())
     return emitError(loc) << "cannot write " << p << ": " << os.error().message();
+  return success();
+}
+
+/// Moves the finished file `from` to `to` (same file system: atomic), its
+/// data on disk first. A crash after the rename then never leaves an empty or
+/// partial artifact under the published name, and the published file's pages
+/// are clean: a model that copies its weights (a convolution filter
+/// reordered for oneDNN) can hand the originals' pages back at once
+/// (release_weight_pages; the kernel does not reclaim dirty pages), in the
+/// process that compiled it as in any other.
+static LogicalResult publish(Location loc, const llvm::Twine &from, const llvm::Twine &to) {
+  std::string source = from.str(), target = to.str();
+  int fd = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+  bool synced = fd >= 0 && ::fdatasync(fd) == 0;
+  std::string why = synced ? "" : llvm::sys::StrError();
+  if (fd >= 0)
+    ::close(fd);
+  if (!synced)
+    return emitError(loc) << "cannot write " << target << ": " << why;
+  if (auto ec = llvm::sys::fs::rename(source, target))
+    return emitError(loc) << "cannot write " << target << ": " << ec.message();
   return success();
 }
 
@@ -255,16 +280,16 @@ FailureOr<CompileResult> Compiler::build(ModuleOp module, const EmittedSources &
   SourceFile header{name + ".h", modelHeader(module, name), nullptr};
   if (failed(writeFile(loc, buildDir, header)))
     return failure();
-  if (auto ec = llvm::sys::fs::rename(buildDir + "/" + header.path, result.header))
-    return emitError(loc) << "cannot write " << result.header << ": " << ec.message();
+  if (failed(publish(loc, buildDir + "/" + header.path, result.header)))
+    return failure();
   for (const std::string &artifact : sources.artifacts) {
     std::string published = (outputDir + "/" + artifact).str();
-    if (auto ec = llvm::sys::fs::rename(buildDir + "/" + artifact, published))
-      return emitError(loc) << "cannot write " << published << ": " << ec.message();
+    if (failed(publish(loc, buildDir + "/" + artifact, published)))
+      return failure();
     result.artifacts.push_back(published);
   }
-  if (auto ec = llvm::sys::fs::rename(builtLib, result.library))
-    return emitError(loc) << "cannot write " << result.library << ": " << ec.message();
+  if (failed(publish(loc, builtLib, result.library)))
+    return failure();
   return result;
 }
 
@@ -384,17 +409,17 @@ FailureOr<CompileResult> Compiler::compilePartitions(llvm::ArrayRef<ModuleOp> mo
   SourceFile header{name + ".h", modelHeader(modules.front(), name), nullptr};
   if (mlir::failed(writeFile(loc, buildDir, header)))
     return failure();
-  if (auto ec = llvm::sys::fs::rename(buildDir + "/" + header.path, result.header))
-    return emitError(loc) << "cannot write " << result.header << ": " << ec.message();
+  if (mlir::failed(publish(loc, buildDir + "/" + header.path, result.header)))
+    return failure();
   for (const TargetBackend::PartitionSources &part : parts)
     for (const std::string &artifact : part.sources->artifacts) {
       std::string published = (outputDir + "/" + artifact).str();
-      if (auto ec = llvm::sys::fs::rename(part.buildDir + "/" + artifact, published))
-        return emitError(loc) << "cannot write " << published << ": " << ec.message();
+      if (mlir::failed(publish(loc, part.buildDir + "/" + artifact, published)))
+        return failure();
       result.artifacts.push_back(published);
     }
-  if (auto ec = llvm::sys::fs::rename(builtLib, result.library))
-    return emitError(loc) << "cannot write " << result.library << ": " << ec.message();
+  if (mlir::failed(publish(loc, builtLib, result.library)))
+    return failure();
   result.pipelineSeconds = pipelineSeconds;
   result.buildSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
