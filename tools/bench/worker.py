@@ -287,7 +287,11 @@ def _serve_in_fresh_process(spec: dict) -> dict:
 
 def run_serve(spec: dict) -> dict:
     """Mode "serve": a contender that serves from its artifact, loaded in a process that
-    only built the inputs (the model built with them is freed before loading)."""
+    only built the inputs (the model built with them is freed before loading). The
+    artifacts are on disk first (os.sync), as a deployment's are: pages of a file just
+    written stay dirty, and the kernel does not reclaim dirty pages that a runtime hands
+    back (Thunder's runtime releases the plain filters it reordered for oneDNN)."""
+    os.sync()
     import torch
     from bench import measure
     from bench.contenders import CONTENDERS
