@@ -535,17 +535,12 @@ FailureOr<Value> NodeContext::sliceDim(Value value, int64_t dim, int64_t start,
     return fail("slice step must be positive, got " + llvm::Twine(step));
   SliceSpec spec(type);
   if (ShapedType::isDynamic(size)) {
-    // The start is a constant offset of the kernels' index math; a negative
-    // one would count from the run-time size.
-    if (start < 0)
-      return fail("slicing dim " + llvm::Twine(dim) +
-                  ", which is dynamic, from a negative start (" + llvm::Twine(start) +
-                  ") is not supported yet: the start would depend on the run-time size");
-    // The end stays as PyTorch gave it (negative: from the size; past the
-    // size: clamped) and is resolved at run time with the result's size
-    // (SliceOp, ShapePlan).
+    // Start and end stay as PyTorch gave them (negative: from the size, the
+    // start clamped at 0; an end past the size: clamped) and are resolved at
+    // run time, with the result's size (SliceOp, ShapePlan). `x[:, -1]` and
+    // `x[-3:]` on a dynamic sequence: the last positions, whatever its size.
     spec.start[dim] = start;
-    spec.end[dim] = end < 0 ? end : std::max(start, end);
+    spec.end[dim] = end < 0 || start < 0 ? end : std::max(start, end);
     spec.step[dim] = step;
   } else {
     auto clamp = [size](int64_t i) {

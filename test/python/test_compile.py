@@ -423,14 +423,30 @@ def test_slices_of_a_dynamic_dim(cache_dir):
     assert len(compiled.compiles) == 1
 
 
-def test_a_negative_start_on_a_dynamic_dim_is_refused(cache_dir):
-    class LastRows(torch.nn.Module):
-        def forward(self, x):
-            return x[-3:] * 2
+class DynamicTails(torch.nn.Module):
+    """Positions counted from the end of a dynamic dim: a language model's last-token
+    logits (`x[:, -1]`), the last rows, a window before the end, one row from the end."""
 
-    with pytest.raises(thunder.ImportError, match="dynamic, from a negative start"):
-        thunder.compile(LastRows(), (torch.randn(7, 4),), cache_dir=cache_dir,
-                        progress=False, dynamic=True, fallback="error")
+    def forward(self, x, h):
+        return (x[-3:] * 2, torch.tanh(x[:, -4:-1]) + x[:, -1:], x[-2], x[-3:].sum(0),
+                h[:, -1, :] @ h[0, :4, :].T, h[:, -3:])
+
+
+def test_negative_starts_on_a_dynamic_dim(cache_dir):
+    """A negative start (or select index) on a dynamic dim counts from the run-time size:
+    in fused kernels, in the library's slice (a slice returned as is), and in the
+    result's size."""
+    model = DynamicTails()
+    # torch.export guards each size to hold the positions read (x[-3:]: at least 3 rows).
+    rows, cols = torch.export.Dim("rows", min=3, max=64), torch.export.Dim("cols", min=4, max=64)
+    seq = torch.export.Dim("seq", min=4, max=64)
+    compiled = thunder.compile(model, (torch.randn(7, 6), torch.randn(2, 9, 5)),
+                               cache_dir=cache_dir, progress=False, fallback="error",
+                               dynamic_shapes=({0: rows, 1: cols}, {1: seq}))
+    for n, c, s in ((7, 6, 9), (3, 4, 4), (12, 5, 33), (3, 64, 64)):
+        x, h = torch.randn(n, c), torch.randn(2, s, 5)
+        assert_close_tree(compiled(x, h), model(x, h), 1e-5, 1e-5)
+    assert len(compiled.compiles) == 1
 
 
 # ---------------------------------------------------------------------------------------

@@ -197,7 +197,8 @@ void emitComputeSymbols(llvm::raw_ostream &os, const ShapePlan &plan,
          << ", " << (def.ceilMode ? "true" : "false") << ")";
       break;
     case SymbolDef::Kind::Slice: {
-      // The end at run time: clamped to the size, or counted from it.
+      // The end at run time: clamped to the size, or counted from it; a
+      // negative start counts from it too, clamped at 0.
       std::string size = dim(def.value, def.dim), end;
       if (def.end == std::numeric_limits<int64_t>::max())
         end = size;
@@ -205,7 +206,11 @@ void emitComputeSymbols(llvm::raw_ostream &os, const ShapePlan &plan,
         end = "std::max<int64_t>(0, " + size + " - " + std::to_string(-def.end) + "LL)";
       else
         end = "std::min<int64_t>(" + size + ", " + std::to_string(def.end) + "LL)";
-      os << "std::max<int64_t>(0, (" << end << " - " << def.start << " + " << def.step - 1
+      std::string start =
+          def.start < 0
+              ? "std::max<int64_t>(0, " + size + " - " + std::to_string(-def.start) + "LL)"
+              : std::to_string(def.start);
+      os << "std::max<int64_t>(0, (" << end << " - " << start << " + " << def.step - 1
          << ") / " << def.step << ")";
       break;
     }

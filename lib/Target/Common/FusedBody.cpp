@@ -261,9 +261,16 @@ FailureOr<Index> BodyEmitter::operandIndex(Operation *op, const Index &index) {
       })
       .Case([&](SliceOp s) -> FailureOr<Index> {
         SmallVector<IndexExpr, 4> dims = dimsOf(index, out);
-        for (auto [d, start, step] : llvm::zip(dims, s.getStart(), s.getStep()))
-          result.dims.push_back(IndexExpr::constant(start) +
-                                IndexExpr::constant(step) * d);
+        for (auto [d, size, start, step] : llvm::zip(dims, in, s.getStart(), s.getStep())) {
+          // A negative start (on a dynamic dim) counts from the run-time
+          // size, clamped at 0.
+          IndexExpr first = IndexExpr::constant(start);
+          if (start < 0) {
+            std::string n = size.str(), k = std::to_string(-start) + "LL";
+            first = IndexExpr::size("(" + n + " > " + k + " ? " + n + " - " + k + " : 0LL)");
+          }
+          result.dims.push_back(first + IndexExpr::constant(step) * d);
+        }
         return result;
       })
       .Case([&](ReshapeOp) -> FailureOr<Index> {

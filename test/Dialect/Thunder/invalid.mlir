@@ -456,6 +456,16 @@ func.func @slice_c3_order(%x: tensor<4x8xf32>) -> tensor<0x8xf32> {
 
 // -----
 
+// slice_c3: on a dynamic dim, both counted from the size, the start after the end.
+func.func @slice_c3_dynamic_order(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+2 {{expects 0 <= start <= end <= size for dim 0, got start = -1, end = -3, size = ?}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %r = thunder.slice %x, start = [-1, 0], end = [-3, 8], step = [1, 1] : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
 // concat_c1: no inputs.
 func.func @concat_c1() -> tensor<4xf32> {
   // expected-error @+2 {{expects at least one input}}

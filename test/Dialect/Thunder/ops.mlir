@@ -171,6 +171,12 @@ func.func @data_movement(%x: tensor<2x3x4xf32>, %v: tensor<16xf32>, %d: tensor<?
   %5 = thunder.transpose %x, permutation = [0, 2, 1] : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
   // CHECK: thunder.slice %{{.*}}, start = [0, 1], end = [4, 8], step = [1, 2] : tensor<4x8xf32> -> tensor<4x4xf32>
   %6 = thunder.slice %m, start = [0, 1], end = [4, 8], step = [1, 2] : tensor<4x8xf32> -> tensor<4x4xf32>
+  // A dynamic dim's start and end counted from its size: the last three rows, and the
+  // window [size - 3, size - 1).
+  // CHECK: thunder.slice %{{.*}}, start = [-3, 0], end = [9223372036854775807, 4], step = [1, 1] : tensor<?x4xf32> -> tensor<?x4xf32>
+  %s0 = thunder.slice %d, start = [-3, 0], end = [9223372036854775807, 4], step = [1, 1] : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: thunder.slice %{{.*}}, start = [-3, 0], end = [-1, 4], step = [1, 1] : tensor<?x4xf32> -> tensor<?x4xf32>
+  %s1 = thunder.slice %d, start = [-3, 0], end = [-1, 4], step = [1, 1] : tensor<?x4xf32> -> tensor<?x4xf32>
   // CHECK: thunder.concat %{{.*}}, %{{.*}} dim = 1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
   %7 = thunder.concat %m, %m dim = 1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
   // CHECK: thunder.concat %{{.*}}, %{{.*}} dim = 0 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>

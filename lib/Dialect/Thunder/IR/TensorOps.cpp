@@ -244,11 +244,14 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       return inferError(loc, name,
                         "expects step >= 1, got " + Twine(step[d]) +
                             " for dim " + Twine(d));
-    // slice_c3: on a dynamic dim, a negative end counts from the size.
+    // slice_c3: on a dynamic dim, a negative start or end counts from the
+    // size, so start <= end is known only where both count from the same
+    // side.
     int64_t size = type.getDimSize(d);
-    bool fromEnd = ShapedType::isDynamic(size) && end[d] < 0;
-    if (start[d] < 0 || (!fromEnd && start[d] > end[d]) ||
-        (!ShapedType::isDynamic(size) && end[d] > size))
+    bool dynamic = ShapedType::isDynamic(size);
+    bool sameSide = (start[d] < 0) == (end[d] < 0);
+    if ((!dynamic && start[d] < 0) || (sameSide && start[d] > end[d]) ||
+        (!dynamic && end[d] > size))
       return inferError(loc, name,
                         "expects 0 <= start <= end <= size for dim " +
                             Twine(d) + ", got start = " + Twine(start[d]) +

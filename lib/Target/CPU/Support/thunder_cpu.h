@@ -106,7 +106,9 @@ void slice(const T *in, const i64 *in_shape, int rank, const i64 *start,
   strides_of(in_shape, rank, in_strides.data());
   i64 base = 0;
   for (int i = 0; i < rank; ++i) {
-    base += start[i] * in_strides[i];
+    // A negative start (a dynamic dim's) counts from the size, clamped at 0.
+    const i64 first = start[i] < 0 ? std::max<i64>(in_shape[i] + start[i], 0) : start[i];
+    base += first * in_strides[i];
     strides[i] = step[i] * in_strides[i];
   }
   strided_copy(in, out_shape, rank, strides.data(), base, out);

@@ -163,13 +163,13 @@ def Thunder_SliceOp : Thunder_InferredOp<"slice"> {
   let description = [{
     For each dim, elements `start, start + step, ...` below `end`. The importer
     normalizes PyTorch's negative and out-of-range indices. On a dynamic dim,
-    `end` is resolved at run time: past the size it is clamped to it (the
-    importer writes the int64 maximum for "to the end"), and a negative `end`
-    counts from the size (`size + end`, as in Python). Constraints:
-    `start`, `end` and `step` have one entry per dim (slice_c1), `step >= 1`
-    (slice_c2), and `0 <= start <= end <= size` where the size is static,
-    `0 <= start` and `start <= end` or `end < 0` where it is dynamic
-    (slice_c3).
+    `start` and `end` are resolved at run time: an `end` past the size is
+    clamped to it (the importer writes the int64 maximum for "to the end"), a
+    negative `end` counts from the size (`size + end`, as in Python), and a
+    negative `start` too, clamped at 0. Constraints: `start`, `end` and `step`
+    have one entry per dim (slice_c1), `step >= 1` (slice_c2), and
+    `0 <= start <= end <= size` where the size is static, `start <= end`
+    where it is dynamic and both are negative or both are not (slice_c3).
 
     Example:
     ```mlir
