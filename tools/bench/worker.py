@@ -214,6 +214,21 @@ def _import_every_library() -> None:
             pass  # a contender that needs it fails with its own message
 
 
+def _memory_process(spec: dict):
+    """This process set up for a memory measurement of spec's contender: every library
+    imported, torch's threads set; its contender, context, work directory and baseline
+    resident size (MiB)."""
+    import torch
+    from bench import measure
+    from bench.contenders import CONTENDERS
+    _import_every_library()
+    torch.set_num_threads(spec["threads"])
+    contender = CONTENDERS[spec["contender"]]
+    ctx, workdir = _context(spec), pathlib.Path(spec["workdir"]) / contender.name
+    measure.release_freed_memory()
+    return contender, ctx, workdir, measure.rss_mb()
+
+
 def _serve_peak(spec: dict, prepared, result: dict, base: float) -> None:
     """The resident memory once loaded and the peak over a warm-up and memory_runs calls,
     above `base`, into `result`."""
@@ -239,13 +254,7 @@ def run_memory(spec: dict) -> dict:
     serving."""
     import torch
     from bench import measure
-    from bench.contenders import CONTENDERS
-    _import_every_library()
-    torch.set_num_threads(spec["threads"])
-    contender = CONTENDERS[spec["contender"]]
-    ctx, workdir = _context(spec), pathlib.Path(spec["workdir"]) / contender.name
-    measure.release_freed_memory()
-    base = measure.rss_mb()
+    contender, ctx, workdir, base = _memory_process(spec)
     result = {"base_rss_mb": base}
     with torch.no_grad():
         model, inputs, info, _ = _build(spec)
@@ -294,13 +303,7 @@ def run_serve(spec: dict) -> dict:
     os.sync()
     import torch
     from bench import measure
-    from bench.contenders import CONTENDERS
-    _import_every_library()
-    torch.set_num_threads(spec["threads"])
-    contender = CONTENDERS[spec["contender"]]
-    ctx, workdir = _context(spec), pathlib.Path(spec["workdir"]) / contender.name
-    measure.release_freed_memory()
-    base = measure.rss_mb()
+    contender, ctx, workdir, base = _memory_process(spec)
     result = {"serve_base_rss_mb": base}
     with torch.no_grad():
         model, inputs, _, _ = _build(spec)
