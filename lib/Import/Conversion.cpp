@@ -540,7 +540,9 @@ FailureOr<Value> NodeContext::sliceDim(Value value, int64_t dim, int64_t start,
     // run time, with the result's size (SliceOp, ShapePlan). `x[:, -1]` and
     // `x[-3:]` on a dynamic sequence: the last positions, whatever its size.
     spec.start[dim] = start;
-    spec.end[dim] = end < 0 || start < 0 ? end : std::max(start, end);
+    // Counted from the same side, an end before the start is the start (an
+    // empty slice, x[-1:-3]); from different sides, only the run time knows.
+    spec.end[dim] = (start < 0) != (end < 0) ? end : std::max(start, end);
     spec.step[dim] = step;
   } else {
     auto clamp = [size](int64_t i) {

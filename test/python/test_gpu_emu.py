@@ -201,6 +201,32 @@ def test_dynamic_batch(tmp_path_factory, flavour):
             np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-4)
 
 
+class Tails(torch.nn.Module):
+    """Positions counted from the end of a dynamic dim: slices read by pointwise ops, and
+    one returned as is."""
+
+    def forward(self, x):
+        return x[-3:] * 2.0, x[:, -1] + 1.0, x[-4:]
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_negative_starts_on_a_dynamic_dim(tmp_path_factory, flavour, fuse):
+    """A negative start on a dynamic dim is counted from the run-time size in the GPU
+    kernels' index, fused and with each slice a kernel of its own."""
+    model = Tails()
+    rows = torch.export.Dim("rows", min=4, max=64)
+    g = torch.Generator().manual_seed(3)
+    exe, _, work = _emulated(tmp_path_factory, "tails", model, (torch.randn(9, 7, generator=g),),
+                             flavour, fuse, dynamic_shapes=({0: rows},))
+    for n in (4, 13):
+        inputs = (torch.randn(n, 7, generator=g),)
+        expected = _reference(model, inputs)
+        outs, _ = gpu_emu.run(exe, inputs, [e.dtype for e in expected], work / f"run{n}")
+        for a, e in zip(outs, expected):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+
+
 def _lanes(tmp_path_factory, flavour, env=None):
     """The per-thread lines of data/gpu_emu_lanes.cpp, built against the kinds' headers."""
     model, inputs = Kinds().eval(), Kinds.inputs()

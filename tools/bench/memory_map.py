@@ -3,7 +3,8 @@ above a baseline of the interpreter with every library the benchmark imports:
 
     .venv/bin/python tools/bench/memory_map.py compile MODEL [BATCH]
         the zoo model built, torch.export'ed once (what the export leaves behind), then
-        thunder.compile'd and called 4 times: the growth after each phase
+        thunder.compile'd from an empty cache and called 4 times: the growth after each
+        phase
     .venv/bin/python tools/bench/memory_map.py load LIBRARY_DIR INPUTS.npz
         a thunder-compile library loaded with thunder.load and called 4 times
 
@@ -17,6 +18,7 @@ import collections
 import importlib
 import pathlib
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "test" / "python")]
@@ -29,7 +31,7 @@ def resident_by_mapping() -> collections.Counter:
         for line in f:
             fields = line.split()
             if "-" in fields[0] and len(fields) >= 5:
-                name = fields[5] if len(fields) > 5 else "[anon]"
+                name = " ".join(fields[5:]) if len(fields) > 5 else "[anon]"
             elif fields[0] == "Rss:":
                 sizes[name] += int(fields[1])
     return sizes
@@ -73,7 +75,9 @@ def main() -> int:
             measure.release_freed_memory()
             exported = resident_by_mapping()
             show("after a first torch.export", built, exported)
-            compiled = thunder.compile(model, tuple(inputs), progress=False)
+            # From an empty cache: the compile itself, not a cached library's load.
+            compiled = thunder.compile(model, tuple(inputs), progress=False,
+                                       cache_dir=tempfile.mkdtemp(prefix="memory-map-"))
             measure.release_freed_memory()
             before = resident_by_mapping()
             show("after thunder.compile", exported, before)

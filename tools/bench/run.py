@@ -29,6 +29,7 @@ import os
 import pathlib
 import platform
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -267,14 +268,18 @@ def run_worker(spec: dict, workdir: pathlib.Path, tag: str, timeout: float) -> d
     spec_path.write_text(json.dumps(spec))
     log = workdir / f"{tag}.log"
     start = time.perf_counter()
-    try:
-        with open(log, "w") as f:
-            proc = subprocess.run([sys.executable, str(ROOT / "tools" / "bench" / "worker.py"),
-                                   str(spec_path), str(result_path)], stdout=f,
-                                  stderr=subprocess.STDOUT, timeout=timeout)
-        code = proc.returncode
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "reason": f"timed out after {timeout:.0f} s"}
+    with open(log, "w") as f:
+        # A process group of its own: a timeout ends the processes it started too (the
+        # memory pass's serving process), which would otherwise run on beside the next.
+        proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "bench" / "worker.py"),
+                                 str(spec_path), str(result_path)], stdout=f,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return {"ok": False, "reason": f"timed out after {timeout:.0f} s"}
     if result_path.exists():
         return json.loads(result_path.read_text())
     tail = " | ".join(log.read_text().strip().splitlines()[-3:])
@@ -289,7 +294,8 @@ def run_case(args, model: str, batch: int, workdir: pathlib.Path, pool) -> dict:
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
             "gomp_spincount": os.environ.get("GOMP_SPINCOUNT", "10000"),
             "rounds": args.rounds, "warmup": args.warmup,
-            "min_sample_s": args.min_sample_ms / 1e3, "memory_runs": 3, "quick": args.quick}
+            "min_sample_s": args.min_sample_ms / 1e3, "memory_runs": 3, "quick": args.quick,
+            "timeout": args.timeout}
     case = {"model": model, "batch": batch, "load_before": os.getloadavg()[0]}
     start = time.perf_counter()
     if args.memory:

@@ -190,7 +190,6 @@ bool emitLibraryCall(Operation *op, const CallOperands &operands, const CallStyl
         return true;
       })
       .Case([&](ReductionOpInterface r) {
-        Operation *op = r;
         const char *kind = isa<SumOp>(op)    ? "Sum"
                            : isa<MeanOp>(op) ? "Mean"
                            : isa<MaxOp>(op)  ? "Max"

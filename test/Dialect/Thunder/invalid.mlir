@@ -458,10 +458,20 @@ func.func @slice_c3_order(%x: tensor<4x8xf32>) -> tensor<0x8xf32> {
 
 // slice_c3: on a dynamic dim, both counted from the size, the start after the end.
 func.func @slice_c3_dynamic_order(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+2 {{expects 0 <= start <= end <= size for dim 0, got start = -1, end = -3, size = ?}}
+  // expected-error @+2 {{expects start <= end for dim 0 (both counted from the same side of its dynamic size), got start = -1, end = -3}}
   // expected-error @+1 {{failed to infer returned types}}
   %r = thunder.slice %x, start = [-1, 0], end = [-3, 8], step = [1, 1] : tensor<?x8xf32> -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// slice_c3: a negative end on a static dim (only a dynamic dim's counts from its size).
+func.func @slice_c3_static_negative_end(%x: tensor<4x8xf32>) -> tensor<3x8xf32> {
+  // expected-error @+2 {{expects 0 <= start <= end <= size for dim 0, got start = 0, end = -1, size = 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %r = thunder.slice %x, start = [0, 0], end = [-1, 8], step = [1, 1] : tensor<4x8xf32> -> tensor<3x8xf32>
+  return %r : tensor<3x8xf32>
 }
 
 // -----

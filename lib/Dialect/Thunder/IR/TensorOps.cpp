@@ -248,15 +248,19 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     // size, so start <= end is known only where both count from the same
     // side.
     int64_t size = type.getDimSize(d);
-    bool dynamic = ShapedType::isDynamic(size);
-    bool sameSide = (start[d] < 0) == (end[d] < 0);
-    if ((!dynamic && start[d] < 0) || (sameSide && start[d] > end[d]) ||
-        (!dynamic && end[d] > size))
+    if (ShapedType::isDynamic(size)) {
+      if ((start[d] < 0) == (end[d] < 0) && start[d] > end[d])
+        return inferError(loc, name,
+                          "expects start <= end for dim " + Twine(d) +
+                              " (both counted from the same side of its dynamic size), "
+                              "got start = " + Twine(start[d]) + ", end = " + Twine(end[d]));
+    } else if (start[d] < 0 || start[d] > end[d] || end[d] > size) {
       return inferError(loc, name,
                         "expects 0 <= start <= end <= size for dim " +
                             Twine(d) + ", got start = " + Twine(start[d]) +
                             ", end = " + Twine(end[d]) + ", size = " +
                             ::thunder::formatDim(size));
+    }
   }
   return inferFromShape(loc, name,
                         ::thunder::sliceShape(toShape(type), toVector(start),

@@ -71,11 +71,9 @@ Tensor reference::evalSliceOp(const Tensor &operand, ArrayRef<int64_t> start,
   SmallVector<int64_t> operandStrides = stridesOf(operand);
   SmallVector<int64_t> strides;
   int64_t base = 0;
-  ArrayRef<int64_t> shape = operand.getType().getShape();
   for (int64_t d = 0; d < type.getRank(); ++d) {
-    // A negative start (a dynamic dim's) counts from the size, clamped at 0.
-    int64_t first = start[d] < 0 ? std::max<int64_t>(shape[d] + start[d], 0) : start[d];
-    base += first * operandStrides[d];
+    // (Static shapes only: a negative start, a dynamic dim's, never gets here.)
+    base += start[d] * operandStrides[d];
     strides.push_back(operandStrides[d] * step[d]);
   }
   return gather(type, operand, base, strides);

@@ -394,11 +394,12 @@ void scatter(const T *in, const i64 *in_shape, int rank, int dim, const I *index
 }
 
 //===--------------------------------------------------------------------===//
-// Matmul (CBLAS for f32/f64; loops with f32/f64 accumulation otherwise)
+// Matmul (Thunder's GEMM for f32, CBLAS for f64; loops with f32/f64
+// accumulation otherwise)
 //===--------------------------------------------------------------------===//
 
 /// One GEMM: out[m, n] = op(a) @ op(b), row-major, with the given leading
-/// dimensions (oneDNN for float, single-threaded OpenBLAS for double).
+/// dimensions (Thunder's own for float, single-threaded OpenBLAS for double).
 template <class T>
 inline void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda,
                  const T *b, i64 ldb, T *out, i64 ldc) {
@@ -416,16 +417,12 @@ inline void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T *a, i64 lda,
     // and OpenBLAS's SGEMM on the zoo's shapes (docs/performance.md, "GEMM
     // microbenchmark"); it threads through OpenMP itself.
     thunder_gemm::sgemm(ta, tb, m, n, k, a, lda, b, ldb, out, ldc);
-    return;
+  } else {
+    // double: single-threaded OpenBLAS, which the library then links (only
+    // then: the link is --as-needed, and float never names it).
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, out, (int)ldc);
   }
-  auto call = [&](auto fn) {
-    fn(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-       (int)m, (int)n, (int)k, T(1), a, (int)lda, b, (int)ldb, T(0), out, (int)ldc);
-  };
-  if constexpr (std::is_same_v<T, float>)
-    call(cblas_sgemm);
-  else
-    call(cblas_dgemm);
 }
 
 /// out[b] = op(lhs[b]) @ op(rhs[b or shared]); lhs is [batch, m, k] (or

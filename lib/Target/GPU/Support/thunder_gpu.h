@@ -257,7 +257,10 @@ void slice(const Ctx &c, const T *in, const i64 *in_shape, int rank, const i64 *
   strides_of(in_shape, rank, in_strides);
   i64 base = 0;
   for (int i = 0; i < rank; ++i) {
-    base += start[i] * in_strides[i];
+    // A negative start (a dynamic dim's) counts from the size, clamped at 0.
+    const i64 first = start[i] < 0 ? (in_shape[i] + start[i] > 0 ? in_shape[i] + start[i] : 0)
+                                   : start[i];
+    base += first * in_strides[i];
     s.shape[i] = out_shape[i];
     s.stride[i] = step[i] * in_strides[i];
   }
