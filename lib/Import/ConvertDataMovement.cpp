@@ -137,22 +137,19 @@ LogicalResult convertSelect(NodeContext &ctx) {
   FailureOr<int64_t> d = normalizeDim(ctx, *dim, selfType.getRank());
   if (failed(d))
     return failure();
-  int64_t size = selfType.getDimSize(*d);
+  int64_t size = selfType.getDimSize(*d), i = *index, end;
   if (ShapedType::isDynamic(size)) {
     // Counted from the run-time size where negative (`logits[:, -1]` on a
     // dynamic sequence): the slice [i, i + 1), whose end is the size for -1.
-    int64_t i = *index;
-    int64_t end = i == -1 ? std::numeric_limits<int64_t>::max() : i + 1;
-    FailureOr<Value> sliced = ctx.sliceDim(*self, *d, i, end, 1);
-    if (failed(sliced))
-      return failure();
-    return ctx.setResult(ctx.create<ReshapeOp>(*type, *sliced));
+    end = i == -1 ? std::numeric_limits<int64_t>::max() : i + 1;
+  } else {
+    i = i < 0 ? i + size : i;
+    if (i < 0 || i >= size)
+      return ctx.fail("index " + llvm::Twine(*index) + " is out of range for dim " +
+                      llvm::Twine(*d) + " of size " + llvm::Twine(size));
+    end = i + 1;
   }
-  int64_t i = *index < 0 ? *index + size : *index;
-  if (i < 0 || i >= size)
-    return ctx.fail("index " + llvm::Twine(*index) + " is out of range for dim " +
-                    llvm::Twine(*d) + " of size " + llvm::Twine(size));
-  FailureOr<Value> sliced = ctx.sliceDim(*self, *d, i, i + 1, 1);
+  FailureOr<Value> sliced = ctx.sliceDim(*self, *d, i, end, 1);
   if (failed(sliced))
     return failure();
   return ctx.setResult(ctx.create<ReshapeOp>(*type, *sliced));

@@ -262,22 +262,29 @@ def environment(args) -> dict:
     }
 
 
-def run_worker(spec: dict, workdir: pathlib.Path, tag: str, timeout: float) -> dict:
-    """Runs worker.py on `spec` in a fresh process and returns its result."""
+def run_worker(spec: dict, workdir: pathlib.Path, tag: str, timeout: float,
+               own_group: bool = True) -> dict:
+    """Runs worker.py on `spec` in a fresh process and returns its result. The process
+    leads a process group of its own (own_group), so that a timeout ends the processes it
+    started too (the memory pass's serving process), which would otherwise run on beside
+    the next; a worker's own child (own_group=False) stays in its group, and goes with
+    it."""
     spec_path, result_path = workdir / f"{tag}.spec.json", workdir / f"{tag}.result.json"
     spec_path.write_text(json.dumps(spec))
     log = workdir / f"{tag}.log"
     start = time.perf_counter()
+    result_path.unlink(missing_ok=True)
     with open(log, "w") as f:
-        # A process group of its own: a timeout ends the processes it started too (the
-        # memory pass's serving process), which would otherwise run on beside the next.
         proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "bench" / "worker.py"),
                                  str(spec_path), str(result_path)], stdout=f,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=own_group)
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            if own_group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
             proc.wait()
             return {"ok": False, "reason": f"timed out after {timeout:.0f} s"}
     if result_path.exists():

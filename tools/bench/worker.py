@@ -271,7 +271,11 @@ def run_memory(spec: dict) -> dict:
             _serve_peak(spec, prepared, result, base)
             return result
     del prepared, model
-    served = _serve_in_fresh_process(spec)
+    from bench.run import run_worker
+    # Within this worker's own time limit: run.py kills this process's group, the
+    # serving process with it, when that passes.
+    served = run_worker({**spec, "mode": "serve"}, workdir, "serve", spec["timeout"],
+                        own_group=False)
     if not served.get("ok"):
         # The compile's numbers stand; the case reports why serving has none.
         result.update(ok=False, reason=f"serving from the artifact failed: {served.get('reason')}")
@@ -280,26 +284,6 @@ def run_memory(spec: dict) -> dict:
                    ("loaded_mb", "run_peak_mb", "cuda_peak_mb", "serve_base_rss_mb")
                    if key in served})
     return result
-
-
-def _serve_in_fresh_process(spec: dict) -> dict:
-    """Runs mode "serve" for spec's contender in a new worker process; its result."""
-    workdir = pathlib.Path(spec["workdir"]) / spec["contender"]
-    spec_path, result_path = workdir / "serve.spec.json", workdir / "serve.result.json"
-    spec_path.write_text(json.dumps({**spec, "mode": "serve"}))
-    result_path.unlink(missing_ok=True)
-    try:
-        # Within the memory worker's own limit: run.py kills this process's group (the
-        # serving process with it) when that passes.
-        proc = subprocess.run([sys.executable, __file__, str(spec_path), str(result_path)],
-                              capture_output=True, text=True, timeout=spec.get("timeout"))
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "reason": f"the serving process timed out after "
-                                       f"{spec.get('timeout'):.0f} s"}
-    if result_path.exists():
-        return json.loads(result_path.read_text())
-    tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-    return {"ok": False, "reason": f"the serving process died (exit {proc.returncode}): {tail}"}
 
 
 def run_serve(spec: dict) -> dict:

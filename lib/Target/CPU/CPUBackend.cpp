@@ -367,6 +367,13 @@ static std::string dispatchSource(llvm::ArrayRef<std::string> variants, bool ran
 
 /// The GEMM and convolution drivers' units in a library's sources
 /// (thunder_cpu_gemm.cpp, thunder_cpu_conv.cpp).
+/// The libraries a CPU library links after its objects, only where the
+/// kernels call them (--as-needed): a model without oneDNN convolutions or
+/// float64 GEMMs does not load oneDNN or OpenBLAS, whose start-up (OpenBLAS
+/// starts its thread pool as it loads) and pages a served model would
+/// otherwise pay for.
+static constexpr const char *kRuntimeLibraries[] = {
+    "-Wl,--as-needed", "-ldnnl", "-lopenblas", "-Wl,--no-as-needed", "-Wl,--no-undefined"};
 static constexpr const char *kGemmUnit = "kernels/thunder_cpu_gemm.cpp";
 static constexpr const char *kConvUnit = "kernels/thunder_cpu_conv.cpp";
 /// The arena packer of a model with dynamic shapes (thunder_arena_packing.h),
@@ -1049,12 +1056,6 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
   // is assembled here.
   ToolchainCommand cmd;
   std::string dir = buildDir.str();
-  // Linked only where the kernels call them (--as-needed): a model without
-  // oneDNN convolutions or float64 GEMMs does not load oneDNN or OpenBLAS,
-  // whose start-up (OpenBLAS starts its thread pool as it loads) and pages a
-  // served model would otherwise pay for.
-  std::vector<std::string> libs = {"-Wl,--as-needed", "-ldnnl", "-lopenblas",
-                                   "-Wl,--no-as-needed", "-Wl,--no-undefined"};
   cmd.argv = {"c++", "-fopenmp", "-fPIC", "-shared", "-fvisibility=hidden",
               // .incbin "weights.bin" is looked up in the build directory.
               "-Wa,-I," + dir};
@@ -1082,7 +1083,7 @@ ToolchainCommand CPUBackend::link(const EmittedSources &sources,
       cmd.argv.push_back(dir + "/" + unit);
   cmd.argv.push_back("-o");
   cmd.argv.push_back(output.str());
-  cmd.argv.insert(cmd.argv.end(), libs.begin(), libs.end());
+  llvm::append_range(cmd.argv, cpu::kRuntimeLibraries);
   return cmd;
 }
 
@@ -1120,9 +1121,8 @@ CPUBackend::linkPartitions(llvm::ArrayRef<PartitionSources> partitions,
       }
     }
   }
-  cmd.argv.insert(cmd.argv.end(),
-                  {"-o", output.str(), "-Wl,--as-needed", "-ldnnl", "-lopenblas",
-                   "-Wl,--no-as-needed", "-Wl,--no-undefined"});
+  cmd.argv.insert(cmd.argv.end(), {"-o", output.str()});
+  llvm::append_range(cmd.argv, cpu::kRuntimeLibraries);
   return cmd;
 }
 

@@ -200,16 +200,16 @@ void emitComputeSymbols(llvm::raw_ostream &os, const ShapePlan &plan,
       // The end at run time: clamped to the size, or counted from it; a
       // negative start counts from it too, clamped at 0.
       std::string size = dim(def.value, def.dim), end;
+      auto fromSize = [&](int64_t i) {
+        return "std::max<int64_t>(0, " + size + " - " + std::to_string(-i) + "LL)";
+      };
       if (def.end == std::numeric_limits<int64_t>::max())
         end = size;
       else if (def.end < 0)
-        end = "std::max<int64_t>(0, " + size + " - " + std::to_string(-def.end) + "LL)";
+        end = fromSize(def.end);
       else
         end = "std::min<int64_t>(" + size + ", " + std::to_string(def.end) + "LL)";
-      std::string start =
-          def.start < 0
-              ? "std::max<int64_t>(0, " + size + " - " + std::to_string(-def.start) + "LL)"
-              : std::to_string(def.start);
+      std::string start = def.start < 0 ? fromSize(def.start) : std::to_string(def.start);
       os << "std::max<int64_t>(0, (" << end << " - " << start << " + " << def.step - 1
          << ") / " << def.step << ")";
       break;
