@@ -407,20 +407,26 @@ LogicalResult NodeContext::setResult(Value value, unsigned i) {
     os << value.getType() << ", but torch.export recorded " << *expected;
     return fail("internal error: the conversion produced " + got);
   }
-  // Dynamic dims carry the symbol torch.export gave them, so a backend can
-  // tell which run-time size each one is (ShapePlan).
-  if (Operation *producer = value.getDefiningOp();
-      producer && !expected->hasStaticShape() && producer->getNumResults() == 1) {
-    std::vector<std::string> symbols = scope.dimSymbols(resultName(i));
-    if (llvm::any_of(symbols, [](const std::string &s) { return !s.empty(); })) {
-      SmallVector<Attribute> attrs;
-      for (const std::string &s : symbols)
-        attrs.push_back(b.getStringAttr(s));
-      producer->setAttr("thunder.dim_symbols", b.getArrayAttr(attrs));
-    }
-  }
+  nameDimsAsResult(value, i);
   scope.define(resultName(i), value);
   return success();
+}
+
+void NodeContext::nameDimsAsResult(Value value, unsigned i) {
+  // Dynamic dims carry the symbol torch.export gave them, so a backend can
+  // tell which run-time size each one is (ShapePlan).
+  auto type = cast<RankedTensorType>(value.getType());
+  Operation *producer = value.getDefiningOp();
+  if (!producer || type.hasStaticShape() || producer->getNumResults() != 1)
+    return;
+  std::vector<std::string> symbols = scope.dimSymbols(resultName(i));
+  if (symbols.size() != static_cast<size_t>(type.getRank()) ||
+      llvm::none_of(symbols, [](const std::string &s) { return !s.empty(); }))
+    return;
+  SmallVector<Attribute> attrs;
+  for (const std::string &s : symbols)
+    attrs.push_back(b.getStringAttr(s));
+  producer->setAttr("thunder.dim_symbols", b.getArrayAttr(attrs));
 }
 
 LogicalResult NodeContext::setDataResult(Value value) {

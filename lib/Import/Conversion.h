@@ -157,6 +157,10 @@ public:
   bool resultUsed(unsigned i) const;
   /// Binds result `i` to `value`, which must have its recorded type.
   mlir::LogicalResult setResult(mlir::Value value, unsigned i = 0);
+  /// Names the dynamic dims of `value`, which has result `i`'s shape, with
+  /// the symbols torch.export gave that result's (`thunder.dim_symbols` on
+  /// its producer; setResult does this for the result itself).
+  void nameDimsAsResult(mlir::Value value, unsigned i = 0);
   /// Binds the node's symbolic result (a Python number read from tensor
   /// data, {"as_sym_float": {"as_name": ...}}) to the 0-d tensor `value`.
   mlir::LogicalResult setDataResult(mlir::Value value);

@@ -96,12 +96,55 @@ LogicalResult convertExpand(NodeContext &ctx) {
   return ctx.setResult(ctx.create<ExpandOp>(*type, *self));
 }
 
+/// Whether argument `name` is a size torch.export named with a symbol
+/// (`x.size(1)`): neither a constant nor a value read from tensor data.
+bool isSymbolicSize(NodeContext &ctx, llvm::StringRef name) {
+  const llvm::json::Object *a = ctx.arg(name);
+  return a && symbolicName(*a) && !ctx.dataRef(name);
+}
+
+/// x[start:n:step] along `d` where n is a symbolic size (BERT's position ids,
+/// sliced to the sequence length): torch.export's result type says how many
+/// elements that is, as a symbol the run time knows. A static count is a
+/// plain slice; a dynamic one, a gather of start, start + step, ... (an iota
+/// as long as the result's dim).
+LogicalResult convertSliceToSymbolicEnd(NodeContext &ctx, Value self, int64_t d,
+                                        int64_t start, int64_t step) {
+  FailureOr<RankedTensorType> type = ctx.resultType();
+  if (failed(type))
+    return failure();
+  if (start < 0)
+    return ctx.fail("a slice from a negative start (" + llvm::Twine(start) +
+                    ") to a symbolic end is not supported");
+  if (step < 1)
+    return ctx.fail("slice step must be positive, got " + llvm::Twine(step));
+  int64_t count = type->getDimSize(d);
+  if (!ShapedType::isDynamic(count)) {
+    FailureOr<Value> sliced =
+        ctx.sliceDim(self, d, start, count == 0 ? start : start + (count - 1) * step + 1, step);
+    if (failed(sliced))
+      return failure();
+    return ctx.setResult(*sliced);
+  }
+  std::vector<std::string> symbols = ctx.scope.dimSymbols(ctx.resultName());
+  if (d >= static_cast<int64_t>(symbols.size()) || symbols[d].empty())
+    return ctx.fail("a slice to a symbolic end whose length torch.export wrote as "
+                    "an expression, not a symbol, is not supported");
+  auto indexType = RankedTensorType::get({ShapedType::kDynamic}, ctx.b.getI64Type());
+  Value index = ctx.create<IotaOp>(indexType, 0);
+  if (step != 1)
+    index = ctx.create<MulOp>(index, ctx.splat(indexType, step));
+  if (start != 0)
+    index = ctx.create<AddOp>(index, ctx.splat(indexType, start));
+  return ctx.setResult(ctx.create<IndexSelectOp>(self, index, d));
+}
 
 LogicalResult convertSlice(NodeContext &ctx) {
   FailureOr<Value> self = ctx.tensor("self");
   FailureOr<int64_t> dim = ctx.getInt("dim", 0);
   FailureOr<int64_t> start = ctx.getInt("start", 0);
-  FailureOr<int64_t> end = ctx.getInt("end", kSliceToEnd);
+  bool symbolicEnd = isSymbolicSize(ctx, "end");
+  FailureOr<int64_t> end = symbolicEnd ? kSliceToEnd : ctx.getInt("end", kSliceToEnd);
   FailureOr<int64_t> step = ctx.getInt("step", 1);
   if (failed(self) || failed(dim) || failed(start) || failed(end) || failed(step))
     return failure();
@@ -109,6 +152,8 @@ LogicalResult convertSlice(NodeContext &ctx) {
   FailureOr<int64_t> d = normalizeDim(ctx, *dim, rank);
   if (failed(d))
     return failure();
+  if (symbolicEnd)
+    return convertSliceToSymbolicEnd(ctx, *self, *d, *start, *step);
   FailureOr<Value> sliced = ctx.sliceDim(*self, *d, *start, *end, *step);
   FailureOr<RankedTensorType> type = ctx.resultType();
   if (failed(sliced) || failed(type))
@@ -328,9 +373,35 @@ LogicalResult convertIndex(NodeContext &ctx) {
     // linear = sum_d index_d * stride_d over the broadcast index shape, which
     // is the result shape.
     ArrayRef<int64_t> shape = selfType.getShape();
-    if (llvm::any_of(shape.drop_front(), ShapedType::isDynamic))
-      return ctx.fail("indexing every dim of a tensor with dynamic inner dims "
-                      "is not supported");
+    if (llvm::any_of(shape.drop_front(), ShapedType::isDynamic)) {
+      // The linear index needs the inner size, known only at run time. A
+      // matrix (a mask's [batch, seq]) takes the rows, then one element of
+      // each: x[i, j] = gather(index_select(x, i, 0), j, 1).
+      if (selfType.getRank() != 2)
+        return ctx.fail("indexing every dim of a rank-" +
+                        llvm::Twine(selfType.getRank()) +
+                        " tensor with dynamic inner dims is not supported (of a "
+                        "matrix, it is)");
+      auto indexType = type->clone(i64);
+      SmallVector<Value, 2> flat;
+      for (int64_t d = 0; d < 2; ++d) {
+        Value index = ctx.convert((*indices)[d], i64);
+        if (!ShapedType::isDynamic(shape[d]))
+          index = wrapNegative(ctx, index, shape[d]);
+        FailureOr<Value> broadcast = ctx.broadcastTo(index, indexType.getShape());
+        if (failed(broadcast))
+          return failure();
+        // Both indices have the result's shape, whose sizes the result's
+        // symbols name: that ties the rows picked to the columns.
+        ctx.nameDimsAsResult(*broadcast);
+        flat.push_back(flatten(*broadcast));
+      }
+      Value rows = ctx.create<IndexSelectOp>(*self, flat[0], 0);
+      int64_t n = cast<RankedTensorType>(flat[1].getType()).getDimSize(0);
+      Value column = ctx.create<ReshapeOp>(RankedTensorType::get({n, 1}, i64), flat[1]);
+      Value picked = ctx.create<GatherOp>(rows, column, 1);
+      return ctx.setResult(ctx.create<ReshapeOp>(*type, picked));
+    }
     auto indexType = type->clone(i64);
     Value linear;
     int64_t stride = 1;

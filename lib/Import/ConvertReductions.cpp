@@ -175,13 +175,13 @@ LogicalResult convertDiff(NodeContext &ctx) {
                 ? pieces.front()
                 : ctx.create<ConcatOp>(pieces, static_cast<uint64_t>(*d));
   for (int64_t i = 0; i < *n; ++i) {
+    // x[1:] - x[:-1]; on a dynamic dim both slices are sized at run time
+    // (an empty dim stays empty, as in PyTorch).
     int64_t length = cast<RankedTensorType>(x.getType()).getDimSize(*d);
-    if (ShapedType::isDynamic(length))
-      return ctx.fail("diff along a dynamic dim is not supported yet");
     if (length == 0)
-      break; // PyTorch: differences of an empty dim stay empty
-    FailureOr<Value> next = ctx.sliceDim(x, *d, 1, length);
-    FailureOr<Value> current = ctx.sliceDim(x, *d, 0, length - 1);
+      break;
+    FailureOr<Value> next = ctx.sliceDim(x, *d, 1, kSliceToEnd);
+    FailureOr<Value> current = ctx.sliceDim(x, *d, 0, -1);
     if (failed(next) || failed(current))
       return failure();
     x = element.isInteger(1) ? ctx.create<LogicalXorOp>(*next, *current)

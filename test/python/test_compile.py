@@ -15,7 +15,7 @@ from torch.utils import _pytree as pytree
 import thunder
 from conftest import assert_close_tree
 from thunder import capture
-from zoo import CONV_ZOO, ZOO
+from zoo import CONV_ZOO, ZOO, SequenceMasks
 
 
 
@@ -446,6 +446,37 @@ def test_negative_starts_on_a_dynamic_dim(cache_dir):
     for n, c, s in ((7, 6, 9), (3, 4, 4), (12, 5, 33), (3, 64, 64)):
         x, h = torch.randn(n, c), torch.randn(2, s, 5)
         assert_close_tree(compiled(x, h), model(x, h), 1e-5, 1e-5)
+    assert len(compiled.compiles) == 1
+
+
+def test_sequence_masks_on_a_dynamic_length(cache_dir):
+    """A slice to a symbolic end (`positions[:, :n]`, with a start and a step), diff along
+    a dynamic dim, and a mask indexing every dim of a [batch, seq] matrix, at lengths
+    across the range, one compile."""
+    model, g = SequenceMasks(), torch.Generator().manual_seed(5)
+    compiled = thunder.compile(model, SequenceMasks.inputs(7, g), cache_dir=cache_dir,
+                               progress=False, fallback="error",
+                               dynamic_shapes=SequenceMasks.dynamic_shapes())
+    for seq in (4, 7, 13, 30):
+        inputs = SequenceMasks.inputs(seq, g)
+        assert_close_tree(compiled(*inputs), model(*inputs), 1e-5, 1e-5)
+    assert len(compiled.compiles) == 1
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "bert"])
+def test_language_models_at_a_dynamic_sequence_length(cache_dir, name):
+    """The zoo's language models compiled once for every sequence length in [2, 512]
+    (position ids sliced to the length, transformers' mask built from it) match eager at
+    lengths in the range, the shortest included."""
+    zoo = ZOO[name]
+    model, inputs = zoo.build(size="small", batch=1)
+    compiled = thunder.compile(model, inputs, cache_dir=cache_dir, progress=False,
+                               fallback="error", dynamic_shapes=zoo.dynamic_sequence(inputs))
+    g = torch.Generator().manual_seed(7)
+    for seq in (2, 9, 16, 61):
+        ids = torch.randint(0, 128, (1, seq), generator=g)
+        with torch.no_grad():
+            assert_close_tree(compiled(ids), model(ids), *zoo.tolerance)
     assert len(compiled.compiles) == 1
 
 

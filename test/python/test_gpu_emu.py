@@ -25,7 +25,7 @@ import torch.nn.functional as F
 import torch.utils._pytree as pytree
 
 import thunder
-from zoo import ZOO
+from zoo import ZOO, SequenceMasks
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "gpu_emu"))
@@ -223,6 +223,22 @@ def test_negative_starts_on_a_dynamic_dim(tmp_path_factory, flavour, fuse):
         inputs = (torch.randn(n, 7, generator=g),)
         expected = _reference(model, inputs)
         outs, _ = gpu_emu.run(exe, inputs, [e.dtype for e in expected], work / f"run{n}")
+        for a, e in zip(outs, expected):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_sequence_masks_on_a_dynamic_length(tmp_path_factory, flavour, fuse):
+    """A slice to a symbolic end (an iota-driven gather), diff along a dynamic dim and a
+    mask indexing every dim of a dynamic matrix, in the GPU kernels at three lengths."""
+    model, g = SequenceMasks(), torch.Generator().manual_seed(4)
+    exe, _, work = _emulated(tmp_path_factory, "masks", model, SequenceMasks.inputs(7, g),
+                             flavour, fuse, dynamic_shapes=SequenceMasks.dynamic_shapes())
+    for seq in (4, 11, 30):
+        inputs = SequenceMasks.inputs(seq, g)
+        expected = _reference(model, inputs)
+        outs, _ = gpu_emu.run(exe, inputs, [e.dtype for e in expected], work / f"run{seq}")
         for a, e in zip(outs, expected):
             np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
 

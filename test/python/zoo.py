@@ -191,6 +191,39 @@ def _randomize_batchnorm(model: nn.Module) -> nn.Module:
 # --------------------------------------------------------------------------
 
 
+class SequenceMasks(nn.Module):
+    """What a language model computes from its sequence length, on a dynamic one: a
+    position buffer sliced to the length (a symbolic end, with a start and a step too),
+    a packed-sequence check (diff of the position ids, cumsum) and a mask that indexes
+    every dim of a [batch, seq] matrix (transformers' masking utilities)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("positions", torch.arange(64).unsqueeze(0) * 1.5)
+
+    def forward(self, ids, h):
+        n = ids.size(1)
+        positions = self.positions[:, :n] + self.positions[:, 2:n + 2]
+        odd = self.positions[:, 1:2 * n:2]
+        pid = torch.arange(n).unsqueeze(0).expand(ids.size(0), -1)
+        packed = torch.diff(pid, dim=-1, prepend=pid[:, :1] - 1).cumsum(-1)
+        q, k = torch.arange(n).view(1, n, 1), torch.arange(n).view(1, 1, n)
+        first = torch.zeros(1, 1, 1, dtype=torch.long)
+        mask = ids[first, k] >= ids[first, q]
+        return positions * 2, odd + 1, packed, torch.diff(h, n=2, dim=1), mask
+
+    @staticmethod
+    def inputs(seq: int = 7, generator: torch.Generator | None = None):
+        return (torch.randint(0, 9, (2, seq), generator=generator),
+                torch.randn(2, seq, 3, generator=generator))
+
+    @staticmethod
+    def dynamic_shapes():
+        """The sequence dynamic; diff with n=2 needs at least 4 positions."""
+        seq = torch.export.Dim("seq", min=4, max=30)
+        return ({1: seq}, {1: seq})
+
+
 @dataclasses.dataclass
 class ZooModel:
     name: str
@@ -207,6 +240,12 @@ class ZooModel:
         """dynamic_shapes for torch.export with dim 0 of every input dynamic."""
         batch = torch.export.Dim("batch", min=1, max=1024)
         return tuple({0: batch} for _ in inputs)
+
+    def dynamic_sequence(self, inputs: tuple, max_length: int = 512):
+        """dynamic_shapes for torch.export with dim 1 of the token ids (the sequence
+        length of the transformers) dynamic in [2, max_length]."""
+        seq = torch.export.Dim("seq", min=2, max=max_length)
+        return tuple({1: seq} for _ in inputs)
 
 
 # Sizes: "small" for tests, "large" for benchmarks, "gpu" for the prepared GPU check
