@@ -173,7 +173,13 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # someone else's live process
-    return True
+    # A zombie is a process that is gone (one whose parent died is reaped by init, which
+    # a container's first process may never do): the third field of its stat is "Z".
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 class Cache:

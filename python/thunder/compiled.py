@@ -26,7 +26,7 @@ from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKin
                                           TensorArgument)
 from torch.utils import _pytree as pytree
 
-from . import _C, capture, custom_ops, partition, runtime
+from . import _C, apart, capture, custom_ops, partition, runtime
 from .cache import (Cache, host_cpu_digest, key as cache_key, program_digest,
                     provided_digest, weights_digest)
 from .errors import UnsupportedModelError, runtime_error
@@ -49,17 +49,22 @@ class CompileRecord:
     signature: str  #: "(x: float32[s77, 32])"; a dynamic dim shows its symbol
     key: str        #: the cache key
     path: str       #: the cache entry's directory (libNAME.so, NAME.h, entry.json)
-    source: str     #: "compiled" (the toolchain ran in this process) or "cache"
+    source: str     #: "compiled" (this compile ran the toolchain) or "cache"
     seconds: dict = dataclasses.field(default_factory=dict)
     """Wall time per phase: export, key, decompose, import, graph, build, load, total
     (decompose to build only when it was compiled here)."""
+    process_peak_mb: float | None = None
+    """When it compiled in a process of its own (thunder/apart.py): the most resident
+    memory (MiB) that process had beyond the pages it started with, which it shared with
+    the caller; so the compile's peak is about the caller's resident size then plus this.
+    None when it compiled in the calling process."""
 
 
 # ---------------------------------------------------------------------------------------
 # Progress on stderr
 # ---------------------------------------------------------------------------------------
 
-class _Progress:
+class _Progress(apart.Phases):
     """One stderr line for a compile that takes a while:
 
         thunder: compiling 'GPT2LMHeadModel' for cpu ... exported 1.6s, imported 0.1s,
@@ -97,9 +102,6 @@ class _Progress:
             if self.shown:
                 self._write(("," if self.pieces else "") + f" {piece}")
             self.pieces.append(piece)
-
-    def phase(self, name: str, seconds: float) -> None:
-        self.add(f"{name} {seconds:.1f}s")
 
     def finish(self, outcome: str) -> None:
         if self.timer is not None:
@@ -209,34 +211,61 @@ def _compiler_fingerprint() -> dict:
 # One compiled signature
 # ---------------------------------------------------------------------------------------
 
-class _Entry:
-    """A compiled model for one input signature: how the call's pytree leaves map to the
-    runtime's inputs, and its outputs back to the model's output pytree."""
+@dataclasses.dataclass
+class _Face:
+    """What calls see of an exported program: its input and output pytree specs, each
+    user input as (name, is a tensor, the constant torch.export baked in), each user
+    output as (is a tensor, constant). Picklable: a compile in a process of its own
+    sends it back (thunder/apart.py)."""
 
-    def __init__(self, ep: ExportedProgram, model: runtime.Model, record: CompileRecord):
-        self.model = model
-        self.record = record
-        self.in_spec = ep.call_spec.in_spec
-        self.out_spec = ep.call_spec.out_spec
-        names = [desc.name for desc in model.inputs]
-        # (name, runtime input index or None, constant value)
-        self.leaves: list[tuple[str, int | None, Any]] = []
+    in_spec: Any
+    out_spec: Any
+    inputs: list
+    outputs: list
+
+    @staticmethod
+    def of(ep: ExportedProgram) -> "_Face":
+        inputs = []
         for spec in ep.graph_signature.input_specs:
             if spec.kind != InputKind.USER_INPUT:
                 continue
             arg = spec.arg
             if isinstance(arg, TensorArgument):
-                if arg.name not in names:
-                    raise UnsupportedModelError(
-                        f"input '{arg.name}' of the exported program is not an input of the "
-                        f"compiled model (its inputs: {', '.join(names)})")
-                self.leaves.append((arg.name, names.index(arg.name), None))
+                inputs.append((arg.name, True, None))
             elif isinstance(arg, ConstantArgument):
-                self.leaves.append((arg.name, None, arg.value))
+                inputs.append((arg.name, False, arg.value))
             else:
                 raise UnsupportedModelError(
                     f"input '{getattr(arg, 'name', '?')}' is a {type(arg).__name__}; Thunder "
                     f"compiles tensor inputs (Python numbers are baked in)")
+        outputs = [(False, spec.arg.value) if isinstance(spec.arg, ConstantArgument)
+                   else (True, None)
+                   for spec in ep.graph_signature.output_specs
+                   if spec.kind == OutputKind.USER_OUTPUT]
+        return _Face(ep.call_spec.in_spec, ep.call_spec.out_spec, inputs, outputs)
+
+
+class _Entry:
+    """A compiled model for one input signature: how the call's pytree leaves map to the
+    runtime's inputs, and its outputs back to the model's output pytree."""
+
+    def __init__(self, face: _Face, model: runtime.Model, record: CompileRecord):
+        self.model = model
+        self.record = record
+        self.in_spec = face.in_spec
+        self.out_spec = face.out_spec
+        names = [desc.name for desc in model.inputs]
+        # (name, runtime input index or None, constant value)
+        self.leaves: list[tuple[str, int | None, Any]] = []
+        for name, is_tensor, constant in face.inputs:
+            if not is_tensor:
+                self.leaves.append((name, None, constant))
+                continue
+            if name not in names:
+                raise UnsupportedModelError(
+                    f"input '{name}' of the exported program is not an input of the "
+                    f"compiled model (its inputs: {', '.join(names)})")
+            self.leaves.append((name, names.index(name), None))
         self.tensor_positions = [i for i, leaf in enumerate(self.leaves) if leaf[1] is not None]
         if [self.leaves[i][1] for i in self.tensor_positions] != list(range(len(names))):
             raise UnsupportedModelError(
@@ -244,14 +273,7 @@ class _Entry:
                 f"({', '.join(self.leaves[i][0] for i in self.tensor_positions)}) do not "
                 f"match the compiled model's ({', '.join(names)})")
         # Each user output: True for the next runtime output, else (False, constant).
-        self.out_leaves: list[tuple[bool, Any]] = []
-        for spec in ep.graph_signature.output_specs:
-            if spec.kind != OutputKind.USER_OUTPUT:
-                continue
-            if isinstance(spec.arg, ConstantArgument):
-                self.out_leaves.append((False, spec.arg.value))
-            else:
-                self.out_leaves.append((True, None))
+        self.out_leaves: list[tuple[bool, Any]] = list(face.outputs)
         if sum(tensor for tensor, _ in self.out_leaves) != len(model.outputs):
             raise UnsupportedModelError(
                 f"the compiled model has {len(model.outputs)} outputs, but the program "
@@ -424,6 +446,47 @@ def _allocator(shape: tuple, dtype: torch.dtype) -> tuple:
 #: Fast-path signatures a CompiledModule remembers; past this the table starts over
 #: (a model called with ever-new sizes pays the slow path once per size).
 FAST_PATH_LIMIT = 256
+
+
+@dataclasses.dataclass
+class _Built:
+    """A signature's library, built or found in the cache, and what loading it takes."""
+
+    entry_dir: str
+    key: str
+    in_place_key: str | None
+    source: str          #: "compiled" or "cache"
+    signature: str
+    seconds: dict
+    face: _Face
+    #: The weights to load it with: the tensors (compiled in this process), or None
+    #: and each one's attribute path in the module (compiled apart: module_names).
+    tensors: dict | None
+    module_names: dict
+
+
+def _module_names(model: Any, weights: dict) -> dict:
+    """For each of the program's weights that is a tensor of `model` itself (a parameter,
+    a buffer, a tensor attribute), its attribute path there ("transformer.h.0.ln_1.weight";
+    a tied weight under one of its names)."""
+    if not isinstance(model, torch.nn.Module):
+        return {}
+    own = {}
+    for fqn, tensor in (*model.named_parameters(remove_duplicate=False),
+                        *model.named_buffers(remove_duplicate=False)):
+        own.setdefault(id(tensor), fqn)
+    names = {}
+    for name, tensor in weights.items():
+        if id(tensor) in own:
+            names[name] = own[id(tensor)]
+            continue
+        try:  # a plain tensor attribute, which torch.export lifts as a constant
+            value = functools.reduce(getattr, name.split("."), model)
+        except AttributeError:
+            continue
+        if value is tensor:
+            names[name] = name
+    return names
 
 
 # ---------------------------------------------------------------------------------------
@@ -702,11 +765,13 @@ class CompiledModule:
         return capture.export_program(self._model, args, kwargs, fallback)
 
     def _compile(self, args: tuple, kwargs: dict) -> _Entry:
+        # Asked before the progress line's timer starts a thread of its own.
+        apart_ok = apart.unavailable(self._target, self._model) is None
         progress = _Progress(f"compiling '{self._name}' for {self._target}", self._progress)
         outcome = "failed"
         try:
             try:
-                entry = self._compile_with(args, kwargs, progress)
+                entry = self._compile_with(args, kwargs, progress, apart_ok)
             except _C.ImportError as error:  # unsupported ops: partitioned (fallback=eager)
                 entry = partition.fallback_entry(self, args, kwargs, error)
             outcome = "found in the cache" if entry.record.source == "cache" else "done"
@@ -718,13 +783,22 @@ class CompiledModule:
             self._model = None
         return entry
 
-    def _weights_of(self, ep: ExportedProgram) -> dict:
-        """The program's weights by FQN (the module's own tensors), remembered for the
-        mutation check; for the cpu target, also what the library is offered to read in
-        place of its own copies (zero-copy, docs/runtime.md)."""
+    def _program_weights(self, ep: ExportedProgram, module_only: bool) -> dict:
+        """The program's weights by name (torch.export's FQNs), watched for the mutation
+        check; for the cpu target, also what the library is offered to read in place of
+        its own copies (zero-copy, docs/runtime.md). module_only: only the module's own
+        tensors, which the caller of a compile apart has too (a constant torch.export
+        made is then embedded)."""
         weights = {name: value for name, value in (*ep.state_dict.items(),
                                                    *ep.constants.items())
                    if isinstance(value, torch.Tensor)}
+        if module_only:
+            names = _module_names(self._model, weights)
+            weights = {name: value for name, value in weights.items() if name in names}
+        return weights
+
+    def _watch(self, weights: dict) -> None:
+        """Remembers the weights a signature was compiled from, for the mutation check."""
         for name, tensor in weights.items():
             if id(tensor) in self._tracked:
                 continue
@@ -733,10 +807,11 @@ class CompiledModule:
             except RuntimeError:
                 continue  # an inference tensor: it cannot be changed in place either
             self._tracked.add(id(tensor))
-        return weights if self._target == "cpu" else {}
 
-    def _compile_with(self, args: tuple, kwargs: dict, progress: _Progress) -> _Entry:
-        seconds: dict[str, float] = {}
+    def _compile_with(self, args: tuple, kwargs: dict, progress: _Progress,
+                      apart_ok: bool) -> _Entry:
+        """The library for this call, built or found in the cache (in a process of its
+        own where that is possible, thunder/apart.py), loaded with the module's tensors."""
         start = time.monotonic()
         # The runtime reads row-major memory: export with row-major examples, so that
         # torch.export does not trace layout-specific code (as_strided for a channels-last
@@ -744,6 +819,63 @@ class CompiledModule:
         args, kwargs = pytree.tree_map(
             lambda v: v.contiguous() if isinstance(v, torch.Tensor) else v, (args, kwargs))
         flat, spec = _flatten(args, kwargs)
+        for attempt in range(3):
+            built, peak_mb = None, None
+            if apart_ok:
+                try:
+                    built, peak_mb = apart.run(
+                        lambda relay: self._build(args, kwargs, flat, spec, relay, True),
+                        progress)
+                except apart.RetryInProcess:
+                    apart_ok = False
+            if built is None:
+                built = self._build(args, kwargs, flat, spec, progress, False)
+            weights = built.tensors
+            if weights is None:  # built apart: the same tensors, found in this process
+                weights = {name: functools.reduce(getattr, fqn.split("."), self._model)
+                           for name, fqn in built.module_names.items()}
+            mark = time.monotonic()
+            try:
+                model = runtime.Model(built.entry_dir,
+                                      weights if self._target == "cpu" else {})
+            except _C.RuntimeError as error:
+                self._cache.discard(built.key)  # no entry that does not load stays behind
+                if built.source != "cache" or attempt == 2:
+                    raise
+                warnings.warn(f"thunder: discarding the cache entry {built.entry_dir}, "
+                              f"which does not load ({error}); compiling again", stacklevel=4)
+                continue
+            break
+        built.seconds["load"] = time.monotonic() - mark
+        self._watch(weights)
+        if (built.in_place_key and built.key != built.in_place_key
+                and model.reads_every_weight_in_place
+                and self._cache.lookup(built.in_place_key) is None):
+            # (Also for an entry found by its weights' key: one compiled before aliases.)
+            self._cache.alias(built.in_place_key, built.key)
+        built.seconds["total"] = time.monotonic() - start
+        record = CompileRecord(signature=built.signature, key=built.key,
+                               path=str(built.entry_dir), source=built.source,
+                               seconds=built.seconds, process_peak_mb=peak_mb)
+        entry = _Entry(built.face, model, record)
+        self._entries.append(entry)
+        self.compiles.append(record)
+        self._history.setdefault(_structure(flat, spec), []).append(
+            [list(value.shape) for value in flat if isinstance(value, torch.Tensor)])
+        if len(self._entries) == RECOMPILE_WARNING and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"thunder: '{self._name}' has been compiled for {RECOMPILE_WARNING} input "
+                f"signatures; if sizes vary, compile with dynamic=True or dynamic_shapes=...",
+                stacklevel=4)
+        return entry
+
+    def _build(self, args: tuple, kwargs: dict, flat: list, spec, progress,
+               apart_: bool) -> "_Built":
+        """Exports the call, then finds its library in the cache or builds and publishes
+        it. apart_: this runs in a process of its own, whose caller loads the library."""
+        seconds: dict[str, float] = {}
+        start = time.monotonic()
         ep = self._export(args, kwargs, flat, spec)
         seconds["export"] = time.monotonic() - start
         progress.phase("exported", seconds["export"])
@@ -751,6 +883,7 @@ class CompiledModule:
         # The key is made from the program before decomposition, which a cache hit then
         # skips (it is most of torch.export's time).
         mark = time.monotonic()
+        face = _Face.of(ep)
         ep_json = capture.program_json(ep)  # imported as it is when not decomposed
         views, _ = capture.weight_views(ep, to_host=self._target != "cpu")
         signature = _signature_text(ep)
@@ -770,8 +903,9 @@ class CompiledModule:
             options["custom_kernels"] = custom_ops.digest()  # sources are not in the program
         # The module's tensors the library reads in place are not embedded in it (it is
         # loaded with them, always): which ones is part of what it was compiled for.
-        weights = self._weights_of(ep)
-        provided = runtime.offered_weights(weights) if not self._external_weights else {}
+        weights = self._program_weights(ep, module_only=apart_)
+        offered = weights if self._target == "cpu" and not self._external_weights else {}
+        provided = runtime.offered_weights(offered) if offered else {}
         if provided:
             options["provided_weights"] = provided_digest(provided)
         parts = {"compiler": _compiler_fingerprint(), "program": program_digest(ep_json),
@@ -788,28 +922,15 @@ class CompiledModule:
         # baked in), so an entry is only valid for the weights it was compiled from; a
         # build is always published under this key (the in-place key only ever names
         # an entry through an alias).
-        def weights_key() -> str:
-            return cache_key({**parts, "weights": weights_digest(views)})
-
         key = in_place_key
         entry_dir = self._cache.lookup(in_place_key) if in_place_key else None
         if entry_dir is None:
-            key = weights_key()
+            key = cache_key({**parts, "weights": weights_digest(views)})
             entry_dir = self._cache.lookup(key)
         seconds["key"] = time.monotonic() - mark
 
         source = "cache"
-        model = None
-        if entry_dir is not None:
-            try:
-                model = runtime.Model(entry_dir, weights)
-            except _C.RuntimeError as error:
-                warnings.warn(f"thunder: discarding the cache entry {entry_dir}, which does "
-                              f"not load ({error}); compiling again", stacklevel=3)
-                self._cache.discard(key)
-                if key == in_place_key:
-                    key = weights_key()
-        if model is None:
+        if entry_dir is None:
             def build(directory) -> dict:
                 module, _ = import_captured(ep, self._model, to_host=self._target != "cpu",
                                             seconds=seconds, ep_json=ep_json)
@@ -838,32 +959,10 @@ class CompiledModule:
             entry_dir, built = self._cache.publish(
                 key, build, on_wait=lambda: progress.add("waiting for another process"))
             source = "compiled" if built else "cache"
-            mark = time.monotonic()
-            try:
-                model = runtime.Model(entry_dir, weights)
-            except _C.RuntimeError:
-                self._cache.discard(key)  # no entry that does not load stays behind
-                raise
-            seconds["load"] = time.monotonic() - mark
-        if (in_place_key and key != in_place_key and model.reads_every_weight_in_place
-                and self._cache.lookup(in_place_key) is None):
-            # (Also for an entry found by its weights' key: one compiled before aliases.)
-            self._cache.alias(in_place_key, key)
-        seconds["total"] = time.monotonic() - start
-        record = CompileRecord(signature=signature, key=key, path=str(entry_dir),
-                               source=source, seconds=seconds)
-        entry = _Entry(ep, model, record)
-        self._entries.append(entry)
-        self.compiles.append(record)
-        self._history.setdefault(_structure(flat, spec), []).append(
-            [list(value.shape) for value in flat if isinstance(value, torch.Tensor)])
-        if len(self._entries) == RECOMPILE_WARNING and not self._warned:
-            self._warned = True
-            warnings.warn(
-                f"thunder: '{self._name}' has been compiled for {RECOMPILE_WARNING} input "
-                f"signatures; if sizes vary, compile with dynamic=True or dynamic_shapes=...",
-                stacklevel=4)
-        return entry
+        return _Built(entry_dir=str(entry_dir), key=key, in_place_key=in_place_key,
+                      source=source, signature=signature, seconds=seconds, face=face,
+                      tensors=None if apart_ else weights,
+                      module_names=_module_names(self._model, weights) if apart_ else {})
 
 
 def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # noqa: A001
@@ -901,6 +1000,15 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
       dynamic_shapes=...: given to torch.export as it is (then `dynamic` is not used).
     Python numbers, bools and None among the inputs are baked in by torch.export: a call
     with another value is another signature.
+
+    Where it compiles: for the cpu target, torch.export and the compiler run in a fork of
+    this process (thunder/apart.py), which publishes the library into the cache; this
+    process only loads it, so it holds none of what a compile leaves resident (the modules
+    torch.export imports, the compiler's code: 40-70 MiB, docs/performance.md). A program
+    with unsupported ops (partitioned), the cuda and hip targets, a call from a thread
+    other than the main one or while other Python threads run, and
+    THUNDER_COMPILE_IN_PROCESS=1 compile in this process.
+    CompileRecord.process_peak_mb is what the forked compile added at its peak.
 
     cache_dir: the on-disk cache (default $THUNDER_CACHE_DIR, else ~/.cache/thunder). A
     signature compiled before (same program, input signature, weights, target, options and

@@ -508,7 +508,7 @@ class FallbackEntry:
         from . import runtime
         from .cache import (Cache, key as cache_key, program_digest, provided_digest,
                             weights_digest)
-        from .compiled import _Entry, _compiler_fingerprint
+        from .compiled import _Entry, _Face, _compiler_fingerprint
 
         options = self._options
         cache = Cache(options["cache_dir"])
@@ -575,7 +575,7 @@ class FallbackEntry:
                 raise
         for part, model in zip(parts, models):
             self._compiled[part.step.index] = _CompiledPartition(
-                _Entry(part.ep, model, None), model)
+                _Entry(_Face.of(part.ep), model, None), model)
         self.layout = "one library"
         return key, str(entry_dir), source
 

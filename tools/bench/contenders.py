@@ -309,6 +309,8 @@ class Thunder(Contender):
         record = compiled.compiles[0]
         detail = {k: round(v, 3) for k, v in record.seconds.items()}
         detail["source"] = record.source
+        if record.process_peak_mb is not None:  # compiled in a process of its own
+            detail["process_peak_mb"] = round(record.process_peak_mb, 1)
         built = record.source == "compiled"
         return Prepared(call=lambda: compiled(*inputs), leaves=tensor_leaves,
                         compiled=built, compile_s=seconds if built else None, detail=detail,

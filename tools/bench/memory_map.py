@@ -1,10 +1,10 @@
 """Where a compiled model's resident memory lives, mapping by mapping (/proc/self/smaps),
 above a baseline of the interpreter with every library the benchmark imports:
 
-    .venv/bin/python tools/bench/memory_map.py compile MODEL [BATCH]
-        the zoo model built, torch.export'ed once (what the export leaves behind), then
-        thunder.compile'd from an empty cache and called 4 times: the growth after each
-        phase
+    .venv/bin/python tools/bench/memory_map.py compile MODEL [BATCH] [--no-export]
+        the zoo model built, torch.export'ed once (what the export leaves behind; not
+        with --no-export), then thunder.compile'd from an empty cache and called 4 times:
+        the growth after each phase
     .venv/bin/python tools/bench/memory_map.py load LIBRARY_DIR INPUTS.npz
         a thunder-compile library loaded with thunder.load and called 4 times
 
@@ -47,6 +47,8 @@ def show(label: str, before: collections.Counter, after: collections.Counter) ->
 
 
 def main() -> int:
+    skip_export = "--no-export" in sys.argv
+    sys.argv = [arg for arg in sys.argv if arg != "--no-export"]
     if len(sys.argv) < 3 or sys.argv[1] not in ("compile", "load"):
         print(__doc__)
         return 2
@@ -71,10 +73,12 @@ def main() -> int:
             measure.release_freed_memory()
             built = resident_by_mapping()
             show("model built", base, built)
-            torch.export.export(model, tuple(inputs))  # what it leaves behind, kept
-            measure.release_freed_memory()
-            exported = resident_by_mapping()
-            show("after a first torch.export", built, exported)
+            exported = built
+            if not skip_export:
+                torch.export.export(model, tuple(inputs))  # what it leaves behind, kept
+                measure.release_freed_memory()
+                exported = resident_by_mapping()
+                show("after a first torch.export", built, exported)
             # From an empty cache: the compile itself, not a cached library's load.
             compiled = thunder.compile(model, tuple(inputs), progress=False,
                                        cache_dir=tempfile.mkdtemp(prefix="memory-map-"))

@@ -267,6 +267,12 @@ def run_memory(spec: dict) -> dict:
         result.update(compile_s=prepared.compile_s, compiled=prepared.compiled,
                       compile_detail=prepared.detail, prepare_wall_s=wall)
         result["compile_peak_mb"] = measure.peak_rss_mb() - base
+        apart_mb = prepared.detail.get("process_peak_mb")
+        if apart_mb is not None:
+            # Compiled in a fork of this process (the model built), which added this
+            # much at its peak beyond the pages it shared with this one.
+            result["compile_peak_mb"] = max(result["compile_peak_mb"],
+                                            result["model_mb"] + apart_mb)
         if not contender.serves_without_model:
             _serve_peak(spec, prepared, result, base)
             return result
