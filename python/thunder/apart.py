@@ -16,6 +16,7 @@ child). THUNDER_COMPILE_IN_PROCESS=1 turns it off.
 """
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
@@ -114,6 +115,9 @@ def _fresh_tqdm_locks() -> None:
 def _child(write_fd: int, work: Callable[[Relay], Any]) -> None:
     """The forked process: runs `work`, sends its outcome, and exits without running the
     caller's exit handlers (they belong to the caller)."""
+    # The caller's objects are never collected here: a finalizer among its garbage
+    # (a temporary directory's, say) is the caller's to run, not this copy's.
+    gc.freeze()
     # What the child has resident from the start is what it shares with the caller.
     shared_mb = _status_mb("VmRSS")
     try:
