@@ -423,9 +423,13 @@ void NodeContext::nameDimsAsResult(Value value, unsigned i) {
   if (symbols.size() != static_cast<size_t>(type.getRank()) ||
       llvm::none_of(symbols, [](const std::string &s) { return !s.empty(); }))
     return;
+  // Names the producer already has (another node's result it is) stay.
+  auto existing = producer->getAttrOfType<ArrayAttr>("thunder.dim_symbols");
   SmallVector<Attribute> attrs;
-  for (const std::string &s : symbols)
-    attrs.push_back(b.getStringAttr(s));
+  for (auto [d, s] : llvm::enumerate(symbols)) {
+    auto name = existing && d < existing.size() ? dyn_cast<StringAttr>(existing[d]) : nullptr;
+    attrs.push_back(name && !name.empty() ? name : b.getStringAttr(s));
+  }
   producer->setAttr("thunder.dim_symbols", b.getArrayAttr(attrs));
 }
 

@@ -333,7 +333,8 @@ Value wrapNegative(NodeContext &ctx, Value index, int64_t size) {
 
 /// aten.index.Tensor (advanced indexing `x[i, j]`) in the two forms models
 /// produce: one index tensor at dim d (an index_select), or index tensors
-/// for every dim (a gather from the flattened tensor).
+/// for every dim (a gather from the flattened tensor; of a matrix whose inner
+/// dim is dynamic, the rows then one element of each).
 LogicalResult convertIndex(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.resultType();
   FailureOr<Value> self = ctx.tensor("self");

@@ -12,7 +12,8 @@ library reads in place. The child's progress lines are relayed to the caller's.
 A fork is used where it is safe (`unavailable` says why not): Linux, the cpu target, an
 nn.Module, CUDA not initialized, called from the main thread and no other Python thread
 running but tqdm's monitor (a lock another thread held at the fork would stay held in the
-child). THUNDER_COMPILE_IN_PROCESS=1 turns it off.
+child; the child takes fresh tqdm locks, and never uses the progress line's timer thread
+or its lock, which the caller has). THUNDER_COMPILE_IN_PROCESS=1 turns it off.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import pickle
 import signal
 import sys
 import threading
+import traceback
 import warnings
 from typing import Any, Callable
 
@@ -112,48 +114,82 @@ def _fresh_tqdm_locks() -> None:
         pending.extend(cls.__subclasses__())
 
 
-def _child(write_fd: int, work: Callable[[Relay], Any]) -> None:
+def _child(read_fd: int, write_fd: int, work: Callable[[Relay], Any]) -> None:
     """The forked process: runs `work`, sends its outcome, and exits without running the
-    caller's exit handlers (they belong to the caller)."""
-    # The caller's objects are never collected here: a finalizer among its garbage
-    # (a temporary directory's, say) is the caller's to run, not this copy's.
-    gc.freeze()
-    # What the child has resident from the start is what it shares with the caller.
-    shared_mb = _status_mb("VmRSS")
+    caller's exit handlers (they belong to the caller). Warnings are recorded and sent
+    for the caller to issue under its own filters."""
     try:
+        os.close(read_fd)
+        # The caller's shutdown handlers are not this process's; Ctrl-C reaches the
+        # caller too, which ends this process.
+        for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(number, signal.SIG_DFL)
+        # The caller's objects are never collected here: a finalizer among its garbage
+        # cycles (a temporary directory's, say) is the caller's to run, not this copy's.
+        gc.freeze()
+        # What the child has resident from the start is what it shares with the caller.
+        shared_mb = _status_mb("VmRSS")
         # torch's OpenMP pool does not exist here; nothing the compile runs needs threads.
         torch.set_num_threads(1)
         _fresh_tqdm_locks()
         with os.fdopen(write_fd, "wb") as pipe:
             def send(kind: str, payload: Any) -> None:
-                pickle.dump((kind, payload), pipe)
+                data = pickle.dumps((kind, payload))  # whole, or nothing written
+                pipe.write(data)
                 pipe.flush()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    outcome = ("result", (work(Relay(send)),
+                                          _status_mb("VmHWM") - shared_mb))
+                except _C.ImportError:
+                    outcome = ("retry", None)
+                except BaseException as error:  # noqa: BLE001 (every failure goes back)
+                    outcome = _portable(error, traceback.format_exc())
+            seen = set()
+            for w in caught:
+                where = (str(w.message), w.category, w.filename, w.lineno)
+                if where in seen:  # once per place, as Python's default filter shows it
+                    continue
+                seen.add(where)
+                try:
+                    send("warning", (str(w.message), w.category, w.filename, w.lineno))
+                except Exception:  # noqa: BLE001 (a category defined out of reach)
+                    send("warning", (str(w.message), UserWarning, w.filename, w.lineno))
             try:
-                result = work(Relay(send))
-                send("result", (result, _status_mb("VmHWM") - shared_mb))
-            except _C.ImportError:
+                send(*outcome)
+            except Exception:  # noqa: BLE001 (a result that does not pickle)
                 send("retry", None)
-            except BaseException as error:  # noqa: BLE001 (every failure goes back)
-                send(*_portable(error))
     finally:
-        os._exit(0)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(0)
 
 
-def _portable(error: BaseException) -> tuple[str, Any]:
-    """("error", the pickled exception) when it unpickles as the same type and message,
-    else ("retry", None): the caller compiles in process, where it is raised as it is
-    (torch's exceptions often take other arguments than the message they show)."""
+def _portable(error: BaseException, trace: str) -> tuple[str, Any]:
+    """("error", the pickled exception, its traceback in a note) when it unpickles as the
+    same type and message, else ("retry", None): the caller compiles in process, where it
+    is raised as it is (torch's exceptions often take other arguments than the message
+    they show)."""
     try:
         data = pickle.dumps(error)
         copy = pickle.loads(data)
         if type(copy) is type(error) and str(copy) == str(error):
+            if hasattr(copy, "add_note"):  # Python 3.11+
+                copy.add_note("(raised in thunder's compile process, thunder/apart.py:)\n"
+                              + trace.rstrip())
+                data = pickle.dumps(copy)
             return "error", data
     except Exception:  # noqa: BLE001 (it does not travel)
         pass
     return "retry", None
 
 
-def _describe(status: int) -> str:
+def _describe(status: int | None) -> str:
+    if status is None:
+        return "ended (its status was taken by the application's own handler)"
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         name = signal.Signals(number).name if number in signal.valid_signals() else number
@@ -170,15 +206,19 @@ def run(work: Callable[[Relay], Any], progress: Any) -> tuple[Any, float | None]
     read_fd, write_fd = os.pipe()
     sys.stderr.flush()
     sys.stdout.flush()
-    with warnings.catch_warnings():
-        # Python 3.12+ warns of any fork of a process with threads; torch's OpenMP
-        # workers are such threads, and the child never uses them (_child).
-        warnings.filterwarnings("ignore", message=".*multi-threaded.*fork",
-                                category=DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of any fork of a process with threads; torch's OpenMP
+            # workers are such threads, and the child never uses them (_child).
+            warnings.filterwarnings("ignore", message=".*multi-threaded.*fork",
+                                    category=DeprecationWarning)
+            pid = os.fork()
+    except OSError:  # no memory or no process left for a fork
         os.close(read_fd)
-        _child(write_fd, work)
+        os.close(write_fd)
+        raise RetryInProcess() from None
+    if pid == 0:
+        _child(read_fd, write_fd, work)
     os.close(write_fd)
     outcome = None
     try:
@@ -192,13 +232,15 @@ def run(work: Callable[[Relay], Any], progress: Any) -> tuple[Any, float | None]
                     break
                 if kind == "progress":
                     progress.add(payload)
+                elif kind == "warning":
+                    message, category, filename, lineno = payload
+                    warnings.warn_explicit(message, category, filename, lineno)
                 else:
                     outcome = (kind, payload)
     except BaseException:
-        os.kill(pid, signal.SIGKILL)  # interrupted (Ctrl-C): no compile left running
-        os.waitpid(pid, 0)
+        _end(pid, kill=True)  # interrupted (Ctrl-C): no compile left running
         raise
-    _, status = os.waitpid(pid, 0)
+    status = _end(pid)
     if outcome is None:
         raise _C.CompileError(f"the compile process {_describe(status)} before it answered")
     kind, payload = outcome
@@ -212,3 +254,14 @@ def run(work: Callable[[Relay], Any], progress: Any) -> tuple[Any, float | None]
         if isinstance(error, BaseException):
             raise error
     raise RetryInProcess()
+
+
+def _end(pid: int, kill: bool = False) -> int | None:
+    """Waits for the child (killed first when `kill`): its status, or None when the
+    application reaps its children itself (SIGCHLD ignored or handled)."""
+    try:
+        if kill:
+            os.kill(pid, signal.SIGKILL)
+        return os.waitpid(pid, 0)[1]
+    except (ChildProcessError, ProcessLookupError):
+        return None

@@ -460,9 +460,27 @@ class _Built:
     seconds: dict
     face: _Face
     #: The weights to load it with: the tensors (compiled in this process), or None
-    #: and each one's attribute path in the module (compiled apart: module_names).
+    #: and, per weight, its attribute path in the module with the data pointer, shape
+    #: and dtype it had there (compiled apart: module_names; _module_tensors).
     tensors: dict | None
     module_names: dict
+
+
+def _module_tensors(model: Any, names: dict) -> dict | None:
+    """The tensors a library built apart reads, found in this process's module by their
+    attribute paths: None unless each is where the fork found it (the same memory, shape
+    and dtype; a forward that assigns tensor attributes could have moved one)."""
+    weights = {}
+    for name, (fqn, pointer, shape, dtype) in names.items():
+        try:
+            tensor = functools.reduce(getattr, fqn.split("."), model)
+        except AttributeError:
+            return None
+        if (not isinstance(tensor, torch.Tensor) or tensor.data_ptr() != pointer
+                or tuple(tensor.shape) != shape or str(tensor.dtype) != dtype):
+            return None
+        weights[name] = tensor
+    return weights
 
 
 def _module_names(model: Any, weights: dict) -> dict:
@@ -832,8 +850,10 @@ class CompiledModule:
                 built = self._build(args, kwargs, flat, spec, progress, False)
             weights = built.tensors
             if weights is None:  # built apart: the same tensors, found in this process
-                weights = {name: functools.reduce(getattr, fqn.split("."), self._model)
-                           for name, fqn in built.module_names.items()}
+                weights = _module_tensors(self._model, built.module_names)
+                if weights is None:  # the module changed during the export: in process
+                    apart_ok = False
+                    continue
             mark = time.monotonic()
             try:
                 model = runtime.Model(built.entry_dir,
@@ -962,7 +982,10 @@ class CompiledModule:
         return _Built(entry_dir=str(entry_dir), key=key, in_place_key=in_place_key,
                       source=source, signature=signature, seconds=seconds, face=face,
                       tensors=None if apart_ else weights,
-                      module_names=_module_names(self._model, weights) if apart_ else {})
+                      module_names=({name: (fqn, weights[name].data_ptr(),
+                                            tuple(weights[name].shape), str(weights[name].dtype))
+                                     for name, fqn in _module_names(self._model, weights).items()}
+                                    if apart_ else {}))
 
 
 def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # noqa: A001
@@ -1004,10 +1027,11 @@ def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # n
     Where it compiles: for the cpu target, torch.export and the compiler run in a fork of
     this process (thunder/apart.py), which publishes the library into the cache; this
     process only loads it, so it holds none of what a compile leaves resident (the modules
-    torch.export imports, the compiler's code: 40-70 MiB, docs/performance.md). A program
-    with unsupported ops (partitioned), the cuda and hip targets, a call from a thread
-    other than the main one or while other Python threads run, and
-    THUNDER_COMPILE_IN_PROCESS=1 compile in this process.
+    torch.export imports, the compiler's code: 40-70 MiB, docs/performance.md). In this
+    process instead: a program with unsupported ops (partitioned), the cuda, hip and tpu
+    targets, a model that is not an nn.Module (an ExportedProgram, TorchScript), CUDA
+    already initialized, other systems than Linux, a call from a thread other than the
+    main one or while other Python threads run, and THUNDER_COMPILE_IN_PROCESS=1.
     CompileRecord.process_peak_mb is what the forked compile added at its peak.
 
     cache_dir: the on-disk cache (default $THUNDER_CACHE_DIR, else ~/.cache/thunder). A

@@ -5,12 +5,14 @@ progress and a compile process that dies reach the caller as they would in proce
 threads, or THUNDER_COMPILE_IN_PROCESS=1, keep the compile in process."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+import warnings
 
 import pytest
 import torch
@@ -71,16 +73,48 @@ class TiedHead(torch.nn.Module):
         return self.head((self.embed(ids) + self.offset) * self.scale)
 
 
-def test_the_module_tensors_are_read_in_place(cache_dir):
+@pytest.mark.parametrize("changed", ["embed.weight", "offset"])
+def test_the_module_tensors_are_read_in_place(cache_dir, changed):
     model, ids = TiedHead().eval(), torch.randint(0, 50, (3, 7))
     compiled = thunder.compile(model, (ids,), cache_dir=cache_dir, progress=False)
     assert compiled.compiles[0].process_peak_mb is not None
     assert_close_tree(compiled(ids), model(ids), 1e-5, 1e-5)
-    # The library read the module's table in place: changing it is refused, not ignored.
+    # Every weight, the tied table, the buffer and the plain attribute, is the module's
+    # own tensor, read in place: the library holds no copy.
+    assert compiled._entries[0].model.reads_every_weight_in_place
+    # So changing one is refused, not ignored.
     with torch.no_grad():
-        model.embed.weight.mul_(2)
+        functools.reduce(getattr, changed.split("."), model).mul_(2)
     with pytest.raises(thunder.RuntimeError, match="changed in place"):
         compiled(ids)
+
+
+def test_an_error_in_the_fork_is_raised_here(cache_dir):
+    """An exception that pickles as itself comes back as it is, with the fork's traceback
+    in a note, and the compile is not repeated here (the forward ran only in the fork)."""
+    calls = []
+
+    class Refuses(torch.nn.Module):
+        def forward(self, x):
+            calls.append(os.getpid())
+            raise ValueError("this model refuses to be traced")
+
+    with pytest.raises(ValueError, match="refuses to be traced") as error:
+        thunder.compile(Refuses(), (torch.randn(3),), cache_dir=cache_dir, progress=False)
+    assert calls == []  # not here: in the fork
+    assert any("compile process" in note for note in getattr(error.value, "__notes__", []))
+
+
+def test_warnings_in_the_fork_are_issued_here(cache_dir):
+    class Warns(torch.nn.Module):
+        def forward(self, x):
+            warnings.warn("a warning from forward", UserWarning)
+            return x * 2
+
+    with pytest.warns(UserWarning, match="a warning from forward"):
+        compiled = thunder.compile(Warns(), (torch.randn(3),), cache_dir=cache_dir,
+                                   progress=False)
+    assert compiled.compiles[0].process_peak_mb is not None
 
 
 def test_an_export_error_is_raised_as_in_process(cache_dir):

@@ -208,8 +208,8 @@ class SequenceMasks(nn.Module):
         pid = torch.arange(n).unsqueeze(0).expand(ids.size(0), -1)
         packed = torch.diff(pid, dim=-1, prepend=pid[:, :1] - 1).cumsum(-1)
         q, k = torch.arange(n).view(1, n, 1), torch.arange(n).view(1, 1, n)
-        first = torch.zeros(1, 1, 1, dtype=torch.long)
-        mask = ids[first, k] >= ids[first, q]
+        rows = torch.arange(ids.size(0)).view(-1, 1, 1)
+        mask = ids[rows, k] >= ids[rows, q]
         return positions * 2, odd + 1, packed, torch.diff(h, n=2, dim=1), mask
 
     @staticmethod
