@@ -157,10 +157,6 @@ public:
   bool resultUsed(unsigned i) const;
   /// Binds result `i` to `value`, which must have its recorded type.
   mlir::LogicalResult setResult(mlir::Value value, unsigned i = 0);
-  /// Names the dynamic dims of `value`, which has result `i`'s shape, with
-  /// the symbols torch.export gave that result's (`thunder.dim_symbols` on
-  /// its producer; setResult does this for the result itself).
-  void nameDimsAsResult(mlir::Value value, unsigned i = 0);
   /// Binds the node's symbolic result (a Python number read from tensor
   /// data, {"as_sym_float": {"as_name": ...}}) to the 0-d tensor `value`.
   mlir::LogicalResult setDataResult(mlir::Value value);
@@ -232,6 +228,10 @@ private:
   mlir::Type standInType(mlir::ValueRange operands) const;
   /// Whether create built an op with a stand-in result type.
   bool builtStandIn = false;
+  /// Names the dynamic dims of `value`, result `i`, with the symbols
+  /// torch.export gave them (`thunder.dim_symbols` on its producer; names the
+  /// producer already has stay).
+  void nameDimsAsResult(mlir::Value value, unsigned i);
 };
 
 /// The name a symbolic-number argument refers to ({"as_sym_int": {"as_name":

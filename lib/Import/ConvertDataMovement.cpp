@@ -331,10 +331,45 @@ Value wrapNegative(NodeContext &ctx, Value index, int64_t size) {
   return ctx.create<WhereOp>(isNegative, wrapped, index);
 }
 
+/// The run-time size of dim `d` of `x`, as a 0-d i64 tensor: the count of one
+/// line of `x` along `d` (every other dim sliced to its first element; the
+/// comparison `v == v or v != v` is true for every value, NaN included).
+FailureOr<Value> runtimeSize(NodeContext &ctx, Value x, int64_t d) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  Value line = x;
+  for (int64_t other = 0; other < rank; ++other) {
+    if (other == d)
+      continue;
+    FailureOr<Value> sliced = ctx.sliceDim(line, other, 0, 1);
+    if (failed(sliced))
+      return failure();
+    line = *sliced;
+  }
+  Value always = ctx.create<LogicalOrOp>(
+      ctx.create<CompareOp>(ComparisonDirection::EQ, line, line),
+      ctx.create<CompareOp>(ComparisonDirection::NE, line, line));
+  return ctx.create<SumOp>(ctx.convert(always, ctx.b.getI64Type()),
+                           llvm::to_vector(llvm::seq<int64_t>(0, rank)), false);
+}
+
+/// `index` with PyTorch's negative indices counted from the end of a dim of
+/// `size`, or, where that is dynamic, of `count` (its run-time size, 0-d).
+FailureOr<Value> wrapIndex(NodeContext &ctx, Value index, int64_t size, Value count) {
+  if (!ShapedType::isDynamic(size))
+    return wrapNegative(ctx, index, size);
+  auto type = cast<RankedTensorType>(index.getType());
+  FailureOr<Value> sizes = ctx.broadcastTo(count, type.getShape());
+  if (failed(sizes))
+    return failure();
+  Value isNegative = ctx.create<CompareOp>(ComparisonDirection::LT, index,
+                                           ctx.splat(type, int64_t(0)));
+  return ctx.create<WhereOp>(isNegative, ctx.create<AddOp>(index, *sizes), index);
+}
+
 /// aten.index.Tensor (advanced indexing `x[i, j]`) in the two forms models
 /// produce: one index tensor at dim d (an index_select), or index tensors
-/// for every dim (a gather from the flattened tensor; of a matrix whose inner
-/// dim is dynamic, the rows then one element of each).
+/// for every dim (a gather from the flattened tensor, at a linear index whose
+/// strides count dynamic sizes at run time).
 LogicalResult convertIndex(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.resultType();
   FailureOr<Value> self = ctx.tensor("self");
@@ -362,62 +397,52 @@ LogicalResult convertIndex(NodeContext &ctx) {
   if (given.size() == 1) {
     unsigned d = given.front();
     int64_t size = selfType.getDimSize(d);
-    Value index = ctx.convert((*indices)[d], i64);
-    if (!ShapedType::isDynamic(size))
-      index = wrapNegative(ctx, index, size);
-    Value selected = ctx.create<IndexSelectOp>(*self, flatten(index), d);
+    FailureOr<Value> count = ShapedType::isDynamic(size) ? runtimeSize(ctx, *self, d)
+                                                         : FailureOr<Value>(Value());
+    if (failed(count))
+      return failure();
+    FailureOr<Value> index = wrapIndex(ctx, ctx.convert((*indices)[d], i64), size, *count);
+    if (failed(index))
+      return failure();
+    Value selected = ctx.create<IndexSelectOp>(*self, flatten(*index), d);
     return ctx.setResult(ctx.create<ReshapeOp>(*type, selected));
   }
 
   if (given.size() == static_cast<size_t>(selfType.getRank()) &&
       selfType.getRank() > 0) {
     // linear = sum_d index_d * stride_d over the broadcast index shape, which
-    // is the result shape.
+    // is the result shape; a dynamic dim's size (in the strides, and for
+    // negative indices) is counted at run time.
     ArrayRef<int64_t> shape = selfType.getShape();
-    if (llvm::any_of(shape.drop_front(), ShapedType::isDynamic)) {
-      // The linear index needs the inner size, known only at run time. A
-      // matrix (a mask's [batch, seq]) takes the rows, then one element of
-      // each: x[i, j] = gather(index_select(x, i, 0), j, 1).
-      if (selfType.getRank() != 2)
-        return ctx.fail("indexing every dim of a rank-" +
-                        llvm::Twine(selfType.getRank()) +
-                        " tensor with dynamic inner dims is not supported (of a "
-                        "matrix, it is)");
-      auto indexType = type->clone(i64);
-      SmallVector<Value, 2> flat;
-      for (int64_t d = 0; d < 2; ++d) {
-        Value index = ctx.convert((*indices)[d], i64);
-        if (!ShapedType::isDynamic(shape[d]))
-          index = wrapNegative(ctx, index, shape[d]);
-        FailureOr<Value> broadcast = ctx.broadcastTo(index, indexType.getShape());
-        if (failed(broadcast))
-          return failure();
-        // Both indices have the result's shape, whose sizes the result's
-        // symbols name: that ties the rows picked to the columns.
-        ctx.nameDimsAsResult(*broadcast);
-        flat.push_back(flatten(*broadcast));
-      }
-      Value rows = ctx.create<IndexSelectOp>(*self, flat[0], 0);
-      int64_t n = cast<RankedTensorType>(flat[1].getType()).getDimSize(0);
-      Value column = ctx.create<ReshapeOp>(RankedTensorType::get({n, 1}, i64), flat[1]);
-      Value picked = ctx.create<GatherOp>(rows, column, 1);
-      return ctx.setResult(ctx.create<ReshapeOp>(*type, picked));
-    }
     auto indexType = type->clone(i64);
-    Value linear;
+    Value linear, dynamicStride;
     int64_t stride = 1;
     for (int64_t d = selfType.getRank() - 1; d >= 0; --d) {
-      Value index = ctx.convert((*indices)[d], i64);
-      if (!ShapedType::isDynamic(shape[d]))
-        index = wrapNegative(ctx, index, shape[d]);
-      FailureOr<Value> broadcast = ctx.broadcastTo(index, indexType.getShape());
-      if (failed(broadcast))
+      FailureOr<Value> count = ShapedType::isDynamic(shape[d])
+                                   ? runtimeSize(ctx, *self, d)
+                                   : FailureOr<Value>(Value());
+      if (failed(count))
         return failure();
-      Value term = stride == 1 ? *broadcast
-                               : ctx.create<MulOp>(*broadcast,
-                                                   ctx.splat(indexType, stride));
-      linear = linear ? ctx.create<AddOp>(linear, term) : term;
-      stride *= ShapedType::isDynamic(shape[d]) ? 1 : shape[d];
+      FailureOr<Value> index =
+          wrapIndex(ctx, ctx.convert((*indices)[d], i64), shape[d], *count);
+      if (failed(index))
+        return failure();
+      FailureOr<Value> term = ctx.broadcastTo(*index, indexType.getShape());
+      if (failed(term))
+        return failure();
+      if (stride != 1)
+        term = ctx.create<MulOp>(*term, ctx.splat(indexType, stride));
+      if (dynamicStride) {
+        FailureOr<Value> strides = ctx.broadcastTo(dynamicStride, indexType.getShape());
+        if (failed(strides))
+          return failure();
+        term = ctx.create<MulOp>(*term, *strides);
+      }
+      linear = linear ? ctx.create<AddOp>(linear, *term) : *term;
+      if (*count)
+        dynamicStride = dynamicStride ? ctx.create<MulOp>(dynamicStride, *count) : *count;
+      else
+        stride *= shape[d];
     }
     int64_t numElements = selfType.hasStaticShape() ? selfType.getNumElements()
                                                     : ShapedType::kDynamic;

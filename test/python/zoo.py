@@ -194,8 +194,9 @@ def _randomize_batchnorm(model: nn.Module) -> nn.Module:
 class SequenceMasks(nn.Module):
     """What a language model computes from its sequence length, on a dynamic one: a
     position buffer sliced to the length (a symbolic end, with a start and a step too),
-    a packed-sequence check (diff of the position ids, cumsum) and a mask that indexes
-    every dim of a [batch, seq] matrix (transformers' masking utilities)."""
+    a packed-sequence check (diff of the position ids, cumsum), a mask that indexes
+    every dim of a [batch, seq] matrix (transformers' masking utilities), and indices
+    counted from the end of the dynamic dim."""
 
     def __init__(self):
         super().__init__()
@@ -210,7 +211,9 @@ class SequenceMasks(nn.Module):
         q, k = torch.arange(n).view(1, n, 1), torch.arange(n).view(1, 1, n)
         rows = torch.arange(ids.size(0)).view(-1, 1, 1)
         mask = ids[rows, k] >= ids[rows, q]
-        return positions * 2, odd + 1, packed, torch.diff(h, n=2, dim=1), mask
+        # Negative indices count from the run-time length: -1 - k reverses the sequence.
+        from_end = ids[rows, -1 - k] * 10 + ids[:, -1 - torch.arange(n)].unsqueeze(1)
+        return positions * 2, odd + 1, packed, torch.diff(h, n=2, dim=1), mask, from_end
 
     @staticmethod
     def inputs(seq: int = 7, generator: torch.Generator | None = None):
