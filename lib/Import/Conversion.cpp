@@ -340,6 +340,12 @@ FailureOr<Value> NodeContext::operandAs(llvm::StringRef name,
     return splat(type, *number);
   if (Value data = dataValue(name))
     return coerce(data, type);
+  if (isSize(name)) {
+    FailureOr<Value> size = sizeValue(name);
+    if (failed(size))
+      return failure();
+    return coerce(*size, type);
+  }
   FailureOr<Value> value = tensor(name);
   if (failed(value))
     return failure();
@@ -566,3 +572,28 @@ FailureOr<Value> NodeContext::sliceDim(Value value, int64_t dim, int64_t start,
   }
   return create<SliceOp>(value, spec.start, spec.end, spec.step);
 }
+
+namespace thunder::import::detail {
+
+/// The run-time size of dim `d` of `x`, as a 0-d i64 tensor: the count of one
+/// line of `x` along `d` (every other dim sliced to its first element; the
+/// comparison `v == v or v != v` is true for every value, NaN included).
+FailureOr<Value> runtimeSize(NodeContext &ctx, Value x, int64_t d) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  Value line = x;
+  for (int64_t other = 0; other < rank; ++other) {
+    if (other == d)
+      continue;
+    FailureOr<Value> sliced = ctx.sliceDim(line, other, 0, 1);
+    if (failed(sliced))
+      return failure();
+    line = *sliced;
+  }
+  Value always = ctx.create<LogicalOrOp>(
+      ctx.create<CompareOp>(ComparisonDirection::EQ, line, line),
+      ctx.create<CompareOp>(ComparisonDirection::NE, line, line));
+  return ctx.create<SumOp>(ctx.convert(always, ctx.b.getI64Type()),
+                           llvm::to_vector(llvm::seq<int64_t>(0, rank)), false);
+}
+
+} // namespace thunder::import::detail

@@ -70,6 +70,12 @@ public:
   /// The symbol of each dim of tensor `name` when torch.export recorded it as
   /// a plain symbol ("s77"); "" for static dims and compound expressions.
   virtual std::vector<std::string> dimSymbols(llvm::StringRef name) const = 0;
+  /// Symbolic sizes: the node that computes the symbolic number `name` from
+  /// sizes (`aten.sym_size.int`, `_operator.add` of sizes, ...), recorded when
+  /// it is imported (bookkeeping, no ops) so that a use as a tensor operand
+  /// can compute it on the device (NodeContext::sizeValue); null when none.
+  virtual void defineSize(llvm::StringRef name, const Node *node) = 0;
+  virtual const Node *sizeDefinition(llvm::StringRef name) const = 0;
 };
 
 /// The conversion of one node.
@@ -139,9 +145,16 @@ public:
   /// other argument naming one is refused after the conversion.
   llvm::SmallVector<std::string> consumedData;
 
+  /// The symbolic size argument `name` refers to (a sequence length,
+  /// `x.size(1) + 2`) as a 0-d int64 tensor computed at run time, or failure
+  /// (with why) when it is no such size.
+  mlir::FailureOr<mlir::Value> sizeValue(llvm::StringRef name);
+  /// Whether argument `name` is a symbolic size sizeValue can compute.
+  bool isSize(llvm::StringRef name) const;
+
   /// A tensor-or-number argument as a tensor of `type`: numbers become splat
-  /// constants, tensors (and values read from tensor data, 0-d tensors) are
-  /// broadcast (PyTorch's rules) and converted.
+  /// constants, tensors (and values read from tensor data, and symbolic sizes:
+  /// 0-d tensors) are broadcast (PyTorch's rules) and converted.
   mlir::FailureOr<mlir::Value> operandAs(llvm::StringRef name,
                                          mlir::RankedTensorType type);
 
@@ -248,6 +261,10 @@ mlir::Type elementTypeOf(mlir::MLIRContext *context, DType dtype);
 /// Normalizes a PyTorch dim (negative counts from the end) or fails.
 mlir::FailureOr<int64_t> normalizeDim(NodeContext &ctx, int64_t dim,
                                       int64_t rank);
+
+/// The run-time size of dim `d` of `x` as a 0-d i64 tensor (counted on the
+/// device: a dynamic dim's size is not a value the program has otherwise).
+mlir::FailureOr<mlir::Value> runtimeSize(NodeContext &ctx, mlir::Value x, int64_t d);
 
 /// A 1-D i64 constant.
 mlir::Value indexConstant(NodeContext &ctx, llvm::ArrayRef<int64_t> values);

@@ -60,18 +60,25 @@ LogicalResult convertArange(NodeContext &ctx) {
     return failure();
   if (type->getRank() != 1)
     return ctx.fail("arange must produce a 1-D tensor");
-  std::optional<Scalar> start = ctx.scalar("start");
-  std::optional<Scalar> step = ctx.scalar("step");
-  if ((ctx.has("start") && !start) || (ctx.has("step") && !step))
-    return ctx.fail("arange with a symbolic start or step is not supported");
   Value result = ctx.create<IotaOp>(*type, 0);
-  auto isValue = [](const std::optional<Scalar> &s, double v) {
-    return !s || std::visit([v](auto x) { return double(x) == v; }, *s);
-  };
-  if (!isValue(step, 1))
-    result = ctx.create<MulOp>(result, ctx.splat(*type, *step));
-  if (!isValue(start, 0))
-    result = ctx.create<AddOp>(result, ctx.splat(*type, *start));
+  // start + step * iota; a symbolic start or step (a cache's position ids
+  // from its length on) is a size computed on the device (sizeValue).
+  for (auto [name, combine] : {std::pair{"step", 1}, std::pair{"start", 0}}) {
+    if (std::optional<Scalar> number = ctx.scalar(name)) {
+      if (std::visit([&](auto x) { return double(x) == double(combine); }, *number))
+        continue;
+    } else if (!ctx.has(name)) {
+      continue;
+    } else if (!ctx.isSize(name)) {
+      return ctx.fail("arange's " + llvm::Twine(name) +
+                      " is neither a number nor a size Thunder can compute");
+    }
+    FailureOr<Value> operand = ctx.operandAs(name, *type);
+    if (failed(operand))
+      return failure();
+    result = combine == 1 ? ctx.create<MulOp>(result, *operand)
+                          : ctx.create<AddOp>(result, *operand);
+  }
   return ctx.setResult(result);
 }
 
@@ -139,28 +146,97 @@ Value symTensor(NodeContext &ctx, const SymOperand &operand, Type element) {
 enum class SymOp { Add, Sub, Mul, TrueDiv, FloorDiv, Mod, Neg,
                    EQ, NE, LT, LE, GT, GE, Ite, ToFloat, Not };
 
+/// The Python-level symbolic ops by node op name.
+constexpr std::pair<const char *, SymOp> kSymOps[] = {
+    {"_operator.add", SymOp::Add},     {"_operator.sub", SymOp::Sub},
+    {"_operator.mul", SymOp::Mul},     {"_operator.truediv", SymOp::TrueDiv},
+    {"_operator.floordiv", SymOp::FloorDiv}, {"_operator.mod", SymOp::Mod},
+    {"_operator.neg", SymOp::Neg},     {"_operator.eq", SymOp::EQ},
+    {"_operator.ne", SymOp::NE},       {"_operator.lt", SymOp::LT},
+    {"_operator.le", SymOp::LE},       {"_operator.gt", SymOp::GT},
+    {"_operator.ge", SymOp::GE},       {"torch.sym_ite", SymOp::Ite},
+    {"torch.sym_float", SymOp::ToFloat}, {"torch.sym_not", SymOp::Not}};
+
+std::optional<SymOp> symOpOf(llvm::StringRef op) {
+  for (auto [name, kind] : kSymOps)
+    if (op == name)
+      return kind;
+  return std::nullopt;
+}
+
+SmallVector<llvm::StringRef, 3> symOperandNames(SymOp kind) {
+  switch (kind) {
+  case SymOp::Ite: return {"b", "t", "f"};
+  case SymOp::Neg: case SymOp::Not: case SymOp::ToFloat: return {"a"};
+  default: return {"a", "b"};
+  }
+}
+
+/// `kind` applied to its operands on the device, on 0-d tensors, with
+/// Python's types: bools and ints are int64, floats f64.
+FailureOr<Value> applySymOp(NodeContext &ctx, SymOp kind, ArrayRef<SymOperand> operands) {
+  Builder &b = ctx.b;
+  Type i1 = b.getI1Type(), i64 = b.getI64Type(), f64 = b.getF64Type();
+  auto isFloat = [&](const SymOperand &o) { return pythonType(ctx, o) == f64; };
+  switch (kind) {
+  case SymOp::Not:
+    return ctx.create<LogicalNotOp>(symTensor(ctx, operands[0], i1));
+  case SymOp::ToFloat:
+    return symTensor(ctx, operands[0], f64);
+  case SymOp::Neg:
+    return ctx.create<NegOp>(symTensor(ctx, operands[0], isFloat(operands[0]) ? f64 : i64));
+  case SymOp::Ite: {
+    Type t = isFloat(operands[1]) || isFloat(operands[2]) ? f64
+             : pythonType(ctx, operands[1]) == i1 && pythonType(ctx, operands[2]) == i1
+                 ? i1
+                 : i64;
+    return ctx.create<WhereOp>(symTensor(ctx, operands[0], i1),
+                               symTensor(ctx, operands[1], t),
+                               symTensor(ctx, operands[2], t));
+  }
+  default:
+    break;
+  }
+  bool anyFloat = isFloat(operands[0]) || isFloat(operands[1]);
+  Type t = anyFloat || kind == SymOp::TrueDiv ? f64 : i64;
+  Value lhs = symTensor(ctx, operands[0], t), rhs = symTensor(ctx, operands[1], t);
+  auto compare = [&](ComparisonDirection direction) -> Value {
+    return ctx.create<CompareOp>(direction, lhs, rhs);
+  };
+  switch (kind) {
+  case SymOp::Add: return ctx.create<AddOp>(lhs, rhs);
+  case SymOp::Sub: return ctx.create<SubOp>(lhs, rhs);
+  case SymOp::Mul: return ctx.create<MulOp>(lhs, rhs);
+  case SymOp::TrueDiv: return ctx.create<DivOp>(lhs, rhs, RoundingMode::None);
+  case SymOp::FloorDiv: return ctx.create<DivOp>(lhs, rhs, RoundingMode::Floor);
+  case SymOp::Mod: return ctx.create<RemainderOp>(lhs, rhs);
+  case SymOp::EQ: return compare(ComparisonDirection::EQ);
+  case SymOp::NE: return compare(ComparisonDirection::NE);
+  case SymOp::LT: return compare(ComparisonDirection::LT);
+  case SymOp::LE: return compare(ComparisonDirection::LE);
+  case SymOp::GT: return compare(ComparisonDirection::GT);
+  case SymOp::GE: return compare(ComparisonDirection::GE);
+  default: break;
+  }
+  return ctx.fail("internal error: unhandled symbolic op");
+}
+
 /// Python-level arithmetic on symbolic numbers (_operator.mul, torch.sym_ite,
-/// ...). On sizes it is bookkeeping (the sizes are in the recorded types);
-/// on a value read from tensor data it is computed on the device, on 0-d
-/// tensors, with Python's types: bools and ints are int64, floats f64.
-template <SymOp kind>
+/// ...). On sizes it is bookkeeping (the sizes are in the recorded types; the
+/// node is remembered, for a use as a tensor operand: sizeValue); on a value
+/// read from tensor data it is computed on the device (applySymOp).
 LogicalResult convertSymbolic(NodeContext &ctx) {
+  SymOp kind = *symOpOf(ctx.node.op());
   bool onData = llvm::any_of(ctx.node.inputs, [&](const NamedArgument &input) {
     return ctx.dataRef(input.name).has_value();
   });
-  if (!onData)
+  if (!onData) {
+    if (std::string result = ctx.resultName(); !result.empty())
+      ctx.scope.defineSize(result, &ctx.node);
     return success();
-  SmallVector<llvm::StringRef> names;
-  if constexpr (kind == SymOp::Ite)
-    names = {"b", "t", "f"};
-  else if constexpr (kind == SymOp::Neg || kind == SymOp::Not)
-    names = {"a"};
-  else if constexpr (kind == SymOp::ToFloat)
-    names = {"a"};
-  else
-    names = {"a", "b"};
+  }
   SmallVector<SymOperand> operands;
-  for (llvm::StringRef name : names) {
+  for (llvm::StringRef name : symOperandNames(kind)) {
     std::optional<SymOperand> operand = symOperand(ctx, name);
     if (!operand) {
       if (!ctx.arg(name))
@@ -171,55 +247,68 @@ LogicalResult convertSymbolic(NodeContext &ctx) {
     }
     operands.push_back(*operand);
   }
-  Builder &b = ctx.b;
-  Type i1 = b.getI1Type(), i64 = b.getI64Type(), f64 = b.getF64Type();
-  auto isFloat = [&](const SymOperand &o) { return pythonType(ctx, o) == f64; };
-  if constexpr (kind == SymOp::Not) {
-    return ctx.setDataResult(
-        ctx.create<LogicalNotOp>(symTensor(ctx, operands[0], i1)));
-  } else if constexpr (kind == SymOp::ToFloat) {
-    return ctx.setDataResult(symTensor(ctx, operands[0], f64));
-  } else if constexpr (kind == SymOp::Neg) {
-    Type t = isFloat(operands[0]) ? f64 : i64;
-    return ctx.setDataResult(ctx.create<NegOp>(symTensor(ctx, operands[0], t)));
-  } else if constexpr (kind == SymOp::Ite) {
-    Type t = isFloat(operands[1]) || isFloat(operands[2]) ? f64
-             : pythonType(ctx, operands[1]) == i1 && pythonType(ctx, operands[2]) == i1
-                 ? i1
-                 : i64;
-    return ctx.setDataResult(ctx.create<WhereOp>(symTensor(ctx, operands[0], i1),
-                                                 symTensor(ctx, operands[1], t),
-                                                 symTensor(ctx, operands[2], t)));
-  } else {
-    bool anyFloat = isFloat(operands[0]) || isFloat(operands[1]);
-    Type t = anyFloat || kind == SymOp::TrueDiv ? f64 : i64;
-    Value lhs = symTensor(ctx, operands[0], t), rhs = symTensor(ctx, operands[1], t);
-    switch (kind) {
-    case SymOp::Add: return ctx.setDataResult(ctx.create<AddOp>(lhs, rhs));
-    case SymOp::Sub: return ctx.setDataResult(ctx.create<SubOp>(lhs, rhs));
-    case SymOp::Mul: return ctx.setDataResult(ctx.create<MulOp>(lhs, rhs));
-    case SymOp::TrueDiv:
-      return ctx.setDataResult(ctx.create<DivOp>(lhs, rhs, RoundingMode::None));
-    case SymOp::FloorDiv:
-      return ctx.setDataResult(ctx.create<DivOp>(lhs, rhs, RoundingMode::Floor));
-    case SymOp::Mod: return ctx.setDataResult(ctx.create<RemainderOp>(lhs, rhs));
-    case SymOp::EQ:
-      return ctx.setDataResult(ctx.create<CompareOp>(ComparisonDirection::EQ, lhs, rhs));
-    case SymOp::NE:
-      return ctx.setDataResult(ctx.create<CompareOp>(ComparisonDirection::NE, lhs, rhs));
-    case SymOp::LT:
-      return ctx.setDataResult(ctx.create<CompareOp>(ComparisonDirection::LT, lhs, rhs));
-    case SymOp::LE:
-      return ctx.setDataResult(ctx.create<CompareOp>(ComparisonDirection::LE, lhs, rhs));
-    case SymOp::GT:
-      return ctx.setDataResult(ctx.create<CompareOp>(ComparisonDirection::GT, lhs, rhs));
-    case SymOp::GE:
-      return ctx.setDataResult(ctx.create<CompareOp>(ComparisonDirection::GE, lhs, rhs));
-    default: break;
-    }
-    return ctx.fail("internal error: unhandled symbolic op");
-  }
+  FailureOr<Value> value = applySymOp(ctx, kind, operands);
+  if (failed(value))
+    return failure();
+  return ctx.setDataResult(*value);
 }
+
+/// aten.sym_size.int: bookkeeping (the size is in the recorded types), the
+/// node remembered for a use of the size as a tensor operand (sizeValue).
+LogicalResult convertSymSize(NodeContext &ctx) {
+  if (std::string result = ctx.resultName(); !result.empty())
+    ctx.scope.defineSize(result, &ctx.node);
+  return success();
+}
+
+} // namespace
+
+bool NodeContext::isSize(llvm::StringRef name) const {
+  const llvm::json::Object *a = arg(name);
+  std::optional<llvm::StringRef> ref = a ? symbolicName(*a) : std::nullopt;
+  return ref && !scope.lookup(*ref) && scope.sizeDefinition(*ref);
+}
+
+FailureOr<Value> NodeContext::sizeValue(llvm::StringRef name) {
+  const llvm::json::Object *a = arg(name);
+  std::optional<llvm::StringRef> ref = a ? symbolicName(*a) : std::nullopt;
+  const Node *definition = ref ? scope.sizeDefinition(*ref) : nullptr;
+  if (!definition)
+    return fail("argument '" + name + "' is not a size Thunder can compute");
+  // The defining node's arguments, read where this node uses its result.
+  NodeContext at(b, loc, *definition, scope);
+  if (definition->op() == "aten.sym_size.int") {
+    FailureOr<Value> self = at.tensor("self");
+    FailureOr<int64_t> dim = at.getInt("dim");
+    if (failed(self) || failed(dim))
+      return failure();
+    auto type = cast<RankedTensorType>(self->getType());
+    FailureOr<int64_t> d = normalizeDim(*this, *dim, type.getRank());
+    if (failed(d))
+      return failure();
+    if (!type.isDynamicDim(*d))
+      return splat(RankedTensorType::get({}, b.getI64Type()), type.getDimSize(*d));
+    return runtimeSize(*this, *self, *d);
+  }
+  std::optional<SymOp> kind = symOpOf(definition->op());
+  if (!kind)
+    return fail("argument '" + name + "' is computed by " + definition->op() +
+                ", which Thunder does not compute on the device");
+  SmallVector<SymOperand> operands;
+  for (llvm::StringRef operand : symOperandNames(*kind)) {
+    if (std::optional<Scalar> number = at.scalar(operand)) {
+      operands.push_back(SymOperand{Value(), number});
+      continue;
+    }
+    FailureOr<Value> size = at.sizeValue(operand);
+    if (failed(size))
+      return failure();
+    operands.push_back(SymOperand{*size, std::nullopt});
+  }
+  return applySymOp(*this, *kind, operands);
+}
+
+namespace {
 
 /// torch.export's run-time assertions (`_assert_scalar`, range constraints):
 /// on sizes, bookkeeping; on a value read from tensor data they would need a
@@ -246,8 +335,9 @@ void ::thunder::import::detail::registerCreationConversions(ConversionTable &tab
   for (const char *op : {"aten.arange.default", "aten.arange.start",
                          "aten.arange.start_step"})
     table[op] = convertArange;
+  table["aten.sym_size.int"] = convertSymSize;
   for (const char *op :
-       {"aten.sym_size.int", "aten.sym_numel.default", "aten.sym_stride.int",
+       {"aten.sym_numel.default", "aten.sym_stride.int",
         "aten.sym_storage_offset.default", "aten._assert_tensor_metadata.default",
         "aten._assert_async.msg"})
     table[op] = convertNothing;
@@ -256,20 +346,6 @@ void ::thunder::import::detail::registerCreationConversions(ConversionTable &tab
                          "aten.sym_constrain_range.default"})
     table[op] = convertAssertion;
   table["aten._local_scalar_dense.default"] = convertLocalScalarDense;
-  table["_operator.add"] = convertSymbolic<SymOp::Add>;
-  table["_operator.sub"] = convertSymbolic<SymOp::Sub>;
-  table["_operator.mul"] = convertSymbolic<SymOp::Mul>;
-  table["_operator.truediv"] = convertSymbolic<SymOp::TrueDiv>;
-  table["_operator.floordiv"] = convertSymbolic<SymOp::FloorDiv>;
-  table["_operator.mod"] = convertSymbolic<SymOp::Mod>;
-  table["_operator.neg"] = convertSymbolic<SymOp::Neg>;
-  table["_operator.eq"] = convertSymbolic<SymOp::EQ>;
-  table["_operator.ne"] = convertSymbolic<SymOp::NE>;
-  table["_operator.lt"] = convertSymbolic<SymOp::LT>;
-  table["_operator.le"] = convertSymbolic<SymOp::LE>;
-  table["_operator.gt"] = convertSymbolic<SymOp::GT>;
-  table["_operator.ge"] = convertSymbolic<SymOp::GE>;
-  table["torch.sym_ite"] = convertSymbolic<SymOp::Ite>;
-  table["torch.sym_float"] = convertSymbolic<SymOp::ToFloat>;
-  table["torch.sym_not"] = convertSymbolic<SymOp::Not>;
+  for (const auto &entry : kSymOps)
+    table[entry.first] = convertSymbolic;
 }

@@ -331,27 +331,6 @@ Value wrapNegative(NodeContext &ctx, Value index, int64_t size) {
   return ctx.create<WhereOp>(isNegative, wrapped, index);
 }
 
-/// The run-time size of dim `d` of `x`, as a 0-d i64 tensor: the count of one
-/// line of `x` along `d` (every other dim sliced to its first element; the
-/// comparison `v == v or v != v` is true for every value, NaN included).
-FailureOr<Value> runtimeSize(NodeContext &ctx, Value x, int64_t d) {
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  Value line = x;
-  for (int64_t other = 0; other < rank; ++other) {
-    if (other == d)
-      continue;
-    FailureOr<Value> sliced = ctx.sliceDim(line, other, 0, 1);
-    if (failed(sliced))
-      return failure();
-    line = *sliced;
-  }
-  Value always = ctx.create<LogicalOrOp>(
-      ctx.create<CompareOp>(ComparisonDirection::EQ, line, line),
-      ctx.create<CompareOp>(ComparisonDirection::NE, line, line));
-  return ctx.create<SumOp>(ctx.convert(always, ctx.b.getI64Type()),
-                           llvm::to_vector(llvm::seq<int64_t>(0, rank)), false);
-}
-
 /// `index` with PyTorch's negative indices counted from the end of a dim of
 /// `size`, or, where that is dynamic, of `count` (its run-time size, 0-d).
 FailureOr<Value> wrapIndex(NodeContext &ctx, Value index, int64_t size, Value count) {

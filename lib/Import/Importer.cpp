@@ -204,6 +204,14 @@ public:
 
   bool isUsed(llvm::StringRef name) const override { return used.contains(name); }
 
+  void defineSize(llvm::StringRef name, const Node *node) override {
+    sizes[name] = node;
+  }
+
+  const Node *sizeDefinition(llvm::StringRef name) const override {
+    return sizes.lookup(name);
+  }
+
   std::vector<std::string> dimSymbols(llvm::StringRef name) const override {
     std::vector<std::string> symbols;
     auto it = program.tensorValues.find(name);
@@ -239,6 +247,8 @@ private:
   const WeightMap &weights;
   const ImportOptions &options;
   llvm::StringMap<Value> values;
+  /// Symbolic sizes by name: the node computing each (ValueScope::defineSize).
+  llvm::StringMap<const Node *> sizes;
   /// Names whose producer failed: their users are skipped, not re-reported.
   llvm::StringSet<> poisoned;
   /// Every tensor name some node or graph output reads.

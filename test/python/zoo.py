@@ -195,8 +195,8 @@ class SequenceMasks(nn.Module):
     """What a language model computes from its sequence length, on a dynamic one: a
     position buffer sliced to the length (a symbolic end, with a start and a step too),
     a packed-sequence check (diff of the position ids, cumsum), a mask that indexes
-    every dim of a [batch, seq] matrix (transformers' masking utilities), and indices
-    counted from the end of the dynamic dim."""
+    every dim of a [batch, seq] matrix (transformers' masking utilities), indices
+    counted from the end of the dynamic dim, and the length itself in arithmetic."""
 
     def __init__(self):
         super().__init__()
@@ -211,9 +211,13 @@ class SequenceMasks(nn.Module):
         q, k = torch.arange(n).view(1, n, 1), torch.arange(n).view(1, 1, n)
         rows = torch.arange(ids.size(0)).view(-1, 1, 1)
         mask = ids[rows, k] >= ids[rows, q]
-        # Negative indices count from the run-time length: -1 - k reverses the sequence.
+        # Negative indices count from the run-time length: -1 - k reverses the sequence,
+        # k - n is the sequence again (the length a symbolic size, as a tensor operand).
         from_end = ids[rows, -1 - k] * 10 + ids[:, -1 - torch.arange(n)].unsqueeze(1)
-        return positions * 2, odd + 1, packed, torch.diff(h, n=2, dim=1), mask, from_end
+        from_end = from_end + ids[rows, k - n]
+        relative = (q - k).float() / (n + 1) + n * 0.5 + torch.arange(n, 2 * n)
+        return (positions * 2, odd + 1, packed, torch.diff(h, n=2, dim=1), mask, from_end,
+                relative)
 
     @staticmethod
     def inputs(seq: int = 7, generator: torch.Generator | None = None):
