@@ -579,7 +579,16 @@ namespace thunder::import::detail {
 /// line of `x` along `d` (every other dim sliced to its first element; the
 /// comparison `v == v or v != v` is true for every value, NaN included).
 FailureOr<Value> runtimeSize(NodeContext &ctx, Value x, int64_t d) {
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  // A line exists where every other dim has an element: torch.export's ranges
+  // keep dynamic dims at 1 or more (0 and 1 specialize); an empty static dim
+  // leaves nothing to count.
+  for (int64_t other = 0; other < rank; ++other)
+    if (other != d && type.getDimSize(other) == 0)
+      return ctx.fail("the run-time size of dynamic dim " + llvm::Twine(d) +
+                      " of a tensor with an empty dim " + llvm::Twine(other) +
+                      " cannot be counted");
   Value line = x;
   for (int64_t other = 0; other < rank; ++other) {
     if (other == d)

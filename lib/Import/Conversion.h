@@ -146,8 +146,9 @@ public:
   llvm::SmallVector<std::string> consumedData;
 
   /// The symbolic size argument `name` refers to (a sequence length,
-  /// `x.size(1) + 2`) as a 0-d int64 tensor computed at run time, or failure
-  /// (with why) when it is no such size.
+  /// `x.size(1) + 2`) as a 0-d tensor computed at run time in Python's types
+  /// (int64; f64 after sym_float or a true division; i1 from a comparison),
+  /// or failure (with why) when it is no such size.
   mlir::FailureOr<mlir::Value> sizeValue(llvm::StringRef name);
   /// Whether argument `name` is a symbolic size sizeValue can compute.
   bool isSize(llvm::StringRef name) const;

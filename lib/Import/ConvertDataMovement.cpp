@@ -418,6 +418,8 @@ LogicalResult convertIndex(NodeContext &ctx) {
         term = ctx.create<MulOp>(*term, *strides);
       }
       linear = linear ? ctx.create<AddOp>(linear, *term) : *term;
+      if (d == 0)
+        break; // no stride after the outermost dim
       if (*count)
         dynamicStride = dynamicStride ? ctx.create<MulOp>(dynamicStride, *count) : *count;
       else

@@ -176,6 +176,15 @@ std::optional<PromotionOperand> promotionOperand(NodeContext &ctx,
                                               : DType::Float64;
     return PromotionOperand{dtype, OperandKind::Scalar};
   }
+  // A symbolic size (`positions >= seq_len`) is a Python int to PyTorch (a
+  // float through sym_float, a bool from a comparison of sizes).
+  if (ctx.isSize(name)) {
+    const llvm::json::Object *a = ctx.arg(name);
+    DType dtype = a->get("as_sym_float") ? DType::Float64
+                  : a->get("as_sym_bool") ? DType::Bool
+                                          : DType::Int64;
+    return PromotionOperand{dtype, OperandKind::Scalar};
+  }
   FailureOr<Value> value = ctx.tensor(name);
   if (failed(value))
     return std::nullopt;

@@ -155,15 +155,18 @@ def _structure(flat: list, spec) -> tuple:
     return (str(spec), tuple(leaves))
 
 
+def _user_inputs(ep: ExportedProgram) -> list:
+    """The arguments of the exported program's user inputs (no weights), in order."""
+    return [spec.arg for spec in ep.graph_signature.input_specs
+            if spec.kind == InputKind.USER_INPUT]
+
+
 def _signature_text(ep: ExportedProgram) -> str:
     """"(x: float32[s77, 32], n=4)": the exported program's user inputs, dynamic dims by
     their symbol, with the symbols' ranges."""
     placeholders = {node.name: node for node in ep.graph.nodes if node.op == "placeholder"}
     parts = []
-    for spec in ep.graph_signature.input_specs:
-        if spec.kind != InputKind.USER_INPUT:
-            continue
-        arg = spec.arg
+    for arg in _user_inputs(ep):
         if isinstance(arg, TensorArgument):
             value = placeholders[arg.name].meta.get("val")
             dtype = capture._DTYPE_NAMES.get(value.dtype, str(value.dtype))
@@ -226,10 +229,7 @@ class _Face:
     @staticmethod
     def of(ep: ExportedProgram) -> "_Face":
         inputs = []
-        for spec in ep.graph_signature.input_specs:
-            if spec.kind != InputKind.USER_INPUT:
-                continue
-            arg = spec.arg
+        for arg in _user_inputs(ep):
             if isinstance(arg, TensorArgument):
                 inputs.append((arg.name, True, None))
             elif isinstance(arg, ConstantArgument):

@@ -210,7 +210,7 @@ class SequenceMasks(nn.Module):
         packed = torch.diff(pid, dim=-1, prepend=pid[:, :1] - 1).cumsum(-1)
         q, k = torch.arange(n).view(1, n, 1), torch.arange(n).view(1, 1, n)
         rows = torch.arange(ids.size(0)).view(-1, 1, 1)
-        mask = ids[rows, k] >= ids[rows, q]
+        mask = (ids[rows, k] >= ids[rows, q]) | (k >= n - 3)  # the last 3 positions
         # Negative indices count from the run-time length: -1 - k reverses the sequence,
         # k - n is the sequence again (the length a symbolic size, as a tensor operand).
         from_end = ids[rows, -1 - k] * 10 + ids[:, -1 - torch.arange(n)].unsqueeze(1)
