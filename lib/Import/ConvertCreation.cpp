@@ -253,8 +253,9 @@ LogicalResult convertSymbolic(NodeContext &ctx) {
   return ctx.setDataResult(*value);
 }
 
-/// aten.sym_size.int: bookkeeping (the size is in the recorded types), the
-/// node remembered for a use of the size as a tensor operand (sizeValue).
+/// aten.sym_size.int, aten.sym_numel: bookkeeping (the size is in the
+/// recorded types), the node remembered for a use of the size as a tensor
+/// operand (sizeValue).
 LogicalResult convertSymSize(NodeContext &ctx) {
   if (std::string result = ctx.resultName(); !result.empty())
     ctx.scope.defineSize(result, &ctx.node);
@@ -277,6 +278,29 @@ FailureOr<Value> NodeContext::sizeValue(llvm::StringRef name) {
     return fail("argument '" + name + "' is not a size Thunder can compute");
   // The defining node's arguments, read where this node uses its result.
   NodeContext at(b, loc, *definition, scope);
+  if (definition->op() == "aten.sym_numel.default") {
+    // The static dims' product times each dynamic dim counted at run time.
+    FailureOr<Value> self = at.tensor("self");
+    if (failed(self))
+      return failure();
+    auto type = cast<RankedTensorType>(self->getType());
+    auto scalar = RankedTensorType::get({}, b.getI64Type());
+    int64_t product = 1;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (!type.isDynamicDim(d))
+        product *= type.getDimSize(d);
+    Value count;
+    for (int64_t d = 0; d < type.getRank() && product != 0; ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      FailureOr<Value> size = runtimeSize(*this, *self, d);
+      if (failed(size))
+        return failure();
+      count = count ? create<MulOp>(count, *size) : *size;
+    }
+    Value constant = splat(scalar, product);
+    return count ? create<MulOp>(count, constant) : constant;
+  }
   if (definition->op() == "aten.sym_size.int") {
     FailureOr<Value> self = at.tensor("self");
     FailureOr<int64_t> dim = at.getInt("dim");
@@ -336,8 +360,9 @@ void ::thunder::import::detail::registerCreationConversions(ConversionTable &tab
                          "aten.arange.start_step"})
     table[op] = convertArange;
   table["aten.sym_size.int"] = convertSymSize;
+  table["aten.sym_numel.default"] = convertSymSize;
   for (const char *op :
-       {"aten.sym_numel.default", "aten.sym_stride.int",
+       {"aten.sym_stride.int",
         "aten.sym_storage_offset.default", "aten._assert_tensor_metadata.default",
         "aten._assert_async.msg"})
     table[op] = convertNothing;

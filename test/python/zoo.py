@@ -217,7 +217,7 @@ class SequenceMasks(nn.Module):
         from_end = from_end + ids[rows, k - n]
         relative = (q - k).float() / (n + 1) + n * 0.5 + torch.arange(n, 2 * n)
         return (positions * 2, odd + 1, packed, torch.diff(h, n=2, dim=1), mask, from_end,
-                relative)
+                relative, h.sum() / h.numel())
 
     @staticmethod
     def inputs(seq: int = 7, generator: torch.Generator | None = None):
