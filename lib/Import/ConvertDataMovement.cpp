@@ -322,22 +322,14 @@ LogicalResult convertIndexSelect(NodeContext &ctx) {
   return ctx.setResult(y);
 }
 
-/// PyTorch's negative indices count from the end: idx < 0 ? idx + size : idx.
-Value wrapNegative(NodeContext &ctx, Value index, int64_t size) {
-  auto type = cast<RankedTensorType>(index.getType());
-  Value zero = ctx.splat(type, int64_t(0));
-  Value isNegative = ctx.create<CompareOp>(ComparisonDirection::LT, index, zero);
-  Value wrapped = ctx.create<AddOp>(index, ctx.splat(type, size));
-  return ctx.create<WhereOp>(isNegative, wrapped, index);
-}
-
-/// `index` with PyTorch's negative indices counted from the end of a dim of
-/// `size`, or, where that is dynamic, of `count` (its run-time size, 0-d).
+/// `index` with PyTorch's negative indices counted from the end of a dim
+/// (idx < 0 ? idx + size : idx): of `size`, or, where that is dynamic, of
+/// `count` (its run-time size, 0-d).
 FailureOr<Value> wrapIndex(NodeContext &ctx, Value index, int64_t size, Value count) {
-  if (!ShapedType::isDynamic(size))
-    return wrapNegative(ctx, index, size);
   auto type = cast<RankedTensorType>(index.getType());
-  FailureOr<Value> sizes = ctx.broadcastTo(count, type.getShape());
+  FailureOr<Value> sizes = ShapedType::isDynamic(size)
+                               ? ctx.broadcastTo(count, type.getShape())
+                               : FailureOr<Value>(ctx.splat(type, size));
   if (failed(sizes))
     return failure();
   Value isNegative = ctx.create<CompareOp>(ComparisonDirection::LT, index,

@@ -801,19 +801,19 @@ class CompiledModule:
             self._model = None
         return entry
 
-    def _program_weights(self, ep: ExportedProgram, module_only: bool) -> dict:
+    def _program_weights(self, ep: ExportedProgram, module_only: bool) -> tuple[dict, dict]:
         """The program's weights by name (torch.export's FQNs), watched for the mutation
         check; for the cpu target, also what the library is offered to read in place of
         its own copies (zero-copy, docs/runtime.md). module_only: only the module's own
         tensors, which the caller of a compile apart has too (a constant torch.export
-        made is then embedded)."""
+        made is then embedded), with each one's attribute path in the module (else {})."""
         weights = {name: value for name, value in (*ep.state_dict.items(),
                                                    *ep.constants.items())
                    if isinstance(value, torch.Tensor)}
-        if module_only:
-            names = _module_names(self._model, weights)
-            weights = {name: value for name, value in weights.items() if name in names}
-        return weights
+        if not module_only:
+            return weights, {}
+        names = _module_names(self._model, weights)
+        return {name: value for name, value in weights.items() if name in names}, names
 
     def _watch(self, weights: dict) -> None:
         """Remembers the weights a signature was compiled from, for the mutation check."""
@@ -923,7 +923,7 @@ class CompiledModule:
             options["custom_kernels"] = custom_ops.digest()  # sources are not in the program
         # The module's tensors the library reads in place are not embedded in it (it is
         # loaded with them, always): which ones is part of what it was compiled for.
-        weights = self._program_weights(ep, module_only=apart_)
+        weights, names = self._program_weights(ep, module_only=apart_)
         offered = weights if self._target == "cpu" and not self._external_weights else {}
         provided = runtime.offered_weights(offered) if offered else {}
         if provided:
@@ -982,10 +982,9 @@ class CompiledModule:
         return _Built(entry_dir=str(entry_dir), key=key, in_place_key=in_place_key,
                       source=source, signature=signature, seconds=seconds, face=face,
                       tensors=None if apart_ else weights,
-                      module_names=({name: (fqn, weights[name].data_ptr(),
-                                            tuple(weights[name].shape), str(weights[name].dtype))
-                                     for name, fqn in _module_names(self._model, weights).items()}
-                                    if apart_ else {}))
+                      module_names={name: (fqn, weights[name].data_ptr(),
+                                           tuple(weights[name].shape), str(weights[name].dtype))
+                                    for name, fqn in names.items()})
 
 
 def compile(model: Any, example_inputs: Any = None, target: str = "cpu", *,  # noqa: A001
