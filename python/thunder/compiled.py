@@ -340,7 +340,7 @@ class _Entry:
     def run(self, flat: list, out=None):
         tensors = [flat[i] for i in self.tensor_positions]
         if out is None:
-            return self.build(runtime.run(self.model.native, tensors))
+            return self.build(runtime.run(self.model.native, tensors, self.model.output_pool))
         # Caller-provided outputs: the runtime writes into them (the general path: an
         # input that is not contiguous, a CUDA model).
         native = self.model.native
@@ -414,7 +414,8 @@ def _fast_call(entry: _Entry, order: list[int], tensors: list) -> _C.FastCall:
     one = len(shapes) == 1 and entry.returns_one_tensor
     return _C.FastCall(
         signature, order,
-        [_allocator(shape, dtype) for shape, dtype in zip(shapes, entry.out_dtypes)],
+        [_allocator(entry.model.output_pool, i, shape, dtype)
+         for i, (shape, dtype) in enumerate(zip(shapes, entry.out_dtypes))],
         None if one else entry.build,
         # A program that draws random numbers takes a seed from torch's generator per call.
         functools.partial(runtime.seed_from_torch, native) if native.uses_random else None,
@@ -433,13 +434,18 @@ def _run_fast(call: _C.FastCall, values: tuple, out):
 TEMPLATE_BYTES = 1 << 16
 
 
-def _allocator(shape: tuple, dtype: torch.dtype) -> tuple:
-    """(function, argument) whose call returns a new uninitialized contiguous CPU tensor
-    of shape and dtype (on the CPU whatever torch's default device: both take the device
-    of a template)."""
+def _allocator(pool: runtime.OutputPool, index: int, shape: tuple,
+               dtype: torch.dtype) -> tuple:
+    """(function, argument) whose call returns an uninitialized contiguous CPU tensor of
+    shape and dtype for output `index` (on the CPU whatever torch's default device: each
+    takes the device of a template, or makes CPU tensors): new, or from `pool` from
+    OutputPool.MIN_BYTES up."""
     template = torch.empty(shape, dtype=dtype, device="cpu")
-    if template.numel() * template.element_size() <= TEMPLATE_BYTES:
+    nbytes = template.numel() * template.element_size()
+    if nbytes <= TEMPLATE_BYTES:
         return torch.empty_like, template
+    if nbytes >= runtime.OutputPool.MIN_BYTES:
+        return pool.take, (index, shape, dtype)
     return torch.empty(0, dtype=dtype, device="cpu").new_empty, shape
 
 

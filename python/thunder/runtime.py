@@ -3,7 +3,7 @@
 A compiled model (libNAME.so) is loaded by Thunder's runtime (libThunderRuntime, the same C
 API a C++ application uses) through thunder._C.LoadedModel. Tensors cross without copies:
 the runtime reads the inputs' memory (a contiguous copy is made only for an input that is
-not contiguous) and writes into outputs allocated here with torch.empty. The runtime
+not contiguous) and writes into outputs allocated here (OutputPool). The runtime
 validates every input against the model's descriptors; its messages name the input.
 """
 from __future__ import annotations
@@ -91,10 +91,61 @@ def seed_from_torch(native: _C.LoadedModel) -> None:
     native.set_seed(int(torch.randint(0, 2**63 - 1, (), dtype=torch.int64)))
 
 
-def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
+class OutputPool:
+    """Where a model's large CPU outputs are allocated: the storage of each output of at
+    least MIN_BYTES is kept, in a tensor of the pool's own, and the next call writes into
+    it again when the caller has let go of it (of the result, its views, numpy arrays
+    and DLPack capsules of it, and its storage object: any of them holds the storage);
+    otherwise that call allocates a new one, which the pool keeps instead.
+
+    Why: serving Llama's 16 MiB logits from a new allocation per call grew the process
+    by the logits' size on each of its first ten calls (glibc put each one above the
+    heap, not in the block the last call freed), 145 MiB above the loaded model before
+    it settled, where eager stays at 37 (docs/performance.md, fourteenth session). A
+    reused storage also skips the page faults of fresh memory.
+
+    At most one storage per output index is held, sized for the last call that did not
+    find its slot free; an idle model holds its last outputs' memory, as the heap held
+    it before. Reused only at the same shape, dtype and inference mode (a tensor made in
+    torch.inference_mode cannot back a normal one). Safe under threads: a slot is taken
+    out of the pool before it is checked, so two calls never share one."""
+
+    #: Smaller outputs are allocated per call: glibc's bins serve them.
+    MIN_BYTES = 1 << 20
+
+    def __init__(self) -> None:
+        self._slots: dict[int, torch.Tensor] = {}
+
+    def empty(self, index: int, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+        """A contiguous CPU tensor for output `index`: the pooled storage, or new."""
+        shape = tuple(shape)
+        count = 1
+        for size in shape:
+            count *= size
+        if count * dtype.itemsize < self.MIN_BYTES:
+            return torch.empty(shape, dtype=dtype, device="cpu")
+        kept = self._slots.pop(index, None)
+        if (kept is not None and kept.shape == shape and kept.dtype == dtype
+                and kept.is_inference() == torch.is_inference_mode_enabled()
+                and torch._C._storage_Use_Count(torch._C._storage_id(kept)) == 1):
+            # The same storage, in a tensor of its own (not a view of the pool's).
+            output = torch.empty(0, dtype=dtype, device="cpu").set_(kept)
+        else:
+            output = torch.empty(shape, dtype=dtype, device="cpu")
+            kept = torch.empty(0, dtype=dtype, device="cpu").set_(output)
+        self._slots[index] = kept
+        return output
+
+    def take(self, spec: tuple) -> torch.Tensor:
+        """empty(*spec): the one-argument form thunder._C.FastCall calls."""
+        return self.empty(*spec)
+
+
+def run(native: _C.LoadedModel, tensors: Sequence[Any],
+        pool: OutputPool | None = None) -> list[torch.Tensor]:
     """Runs `native` on `tensors` (in its input order) and returns its outputs, allocated
-    here. Raises thunder.RuntimeError with the runtime's message for inputs that do not fit
-    the model.
+    here (a CPU model's large ones from `pool` when given). Raises thunder.RuntimeError
+    with the runtime's message for inputs that do not fit the model.
 
     A CUDA model takes and returns CUDA tensors and runs on the current stream of their
     device (torch.cuda.current_stream()), like a PyTorch op: the outputs are ready once
@@ -104,8 +155,12 @@ def run(native: _C.LoadedModel, tensors: Sequence[Any]) -> list[torch.Tensor]:
     device = _device_of(native, tensors)
     if native.uses_random:
         seed_from_torch(native)
-    outputs = [torch.empty(shape, dtype=_TORCH_DTYPES[desc.dtype], device=device)
-               for shape, desc in zip(shapes, native.outputs)]
+    if pool is not None and device.type == "cpu":
+        outputs = [pool.empty(i, shape, _TORCH_DTYPES[desc.dtype])
+                   for i, (shape, desc) in enumerate(zip(shapes, native.outputs))]
+    else:
+        outputs = [torch.empty(shape, dtype=_TORCH_DTYPES[desc.dtype], device=device)
+                   for shape, desc in zip(shapes, native.outputs)]
     stream = 0
     if device.type == "cuda":
         with torch.cuda.device(device):
@@ -163,6 +218,12 @@ class Model:
         self._native = _C.LoadedModel(find_library(path), offered, partition)
         if not self._native.provided_weights:
             self._weights = []
+        self._outputs = OutputPool()
+
+    @property
+    def output_pool(self) -> OutputPool:
+        """Where its large CPU outputs come from, call after call (OutputPool)."""
+        return self._outputs
 
     @property
     def provided_weights(self) -> int:
@@ -226,10 +287,10 @@ class Model:
 
     def run(self, *tensors: torch.Tensor) -> list[torch.Tensor]:
         """Every output, as a list."""
-        return run(self._native, tensors)
+        return run(self._native, tensors, self._outputs)
 
     def __call__(self, *tensors: torch.Tensor):
-        outputs = run(self._native, tensors)
+        outputs = run(self._native, tensors, self._outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def __repr__(self) -> str:

@@ -10,6 +10,7 @@ import torch
 
 import thunder
 from thunder import compiled as compiled_module
+from thunder import runtime
 
 
 class TwoLayers(torch.nn.Module):
@@ -340,3 +341,103 @@ def test_fast_path_table_cleared_while_threads_run(cache_dir, monkeypatch):
         results = list(pool.map(cm, inputs))
     for x, y in zip(inputs, results):
         torch.testing.assert_close(y, model(x).detach())
+
+
+def _pair_outputs_match(model, got, x):
+    for g, w in zip(got, model(x)):
+        torch.testing.assert_close(g, w)
+
+
+def test_large_outputs_reuse_their_storage_once_released(cache_dir):
+    # An output of OutputPool.MIN_BYTES or more is written into the storage of the last
+    # call's, once the caller has let go of it (a 16 MiB output allocated per call grew
+    # a serving process by its size on each of its first ten calls), and into new
+    # memory while anything still holds it.
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x, y = torch.randn(512, 512), torch.randn(512, 512)
+    assert x.nbytes >= runtime.OutputPool.MIN_BYTES
+    first = cm(x)  # the general path
+    _pair_outputs_match(model, first, x)
+    pointers = [t.data_ptr() for t in first]
+    del first
+    second = cm(y)  # the fast path
+    assert [t.data_ptr() for t in second] == pointers
+    assert not any(t._is_view() for t in second)
+    _pair_outputs_match(model, second, y)
+    third = cm(x)  # second still held
+    assert not {t.data_ptr() for t in third} & set(pointers)
+    _pair_outputs_match(model, third, x)
+    _pair_outputs_match(model, second, y)
+    holders = {"view": lambda t: t[1:], "numpy": lambda t: t.numpy(),
+               "storage": lambda t: t.untyped_storage(),
+               "dlpack": torch.utils.dlpack.to_dlpack}
+    for kind, hold in holders.items():
+        del second, third
+        second = cm(y)
+        held, pointer, want = hold(second[0]), second[0].data_ptr(), second[0].clone()
+        del second
+        third = cm(x)
+        assert third[0].data_ptr() != pointer, kind
+        _pair_outputs_match(model, third, x)
+        if kind in ("view", "numpy"):
+            assert torch.equal(torch.as_tensor(held), want[1:] if kind == "view" else want)
+        second = cm(y)
+        del held
+
+
+def test_large_outputs_of_a_loaded_library_reuse_their_storage(cache_dir):
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x, y = torch.randn(512, 512), torch.randn(512, 512)
+    cm(x)
+    loaded = thunder.load(cm.artifacts[0])
+    first = loaded(x)
+    pointers = [t.data_ptr() for t in first]
+    _pair_outputs_match(model, first, x)
+    del first
+    second = loaded(y)
+    assert [t.data_ptr() for t in second] == pointers
+    _pair_outputs_match(model, second, y)
+    third = loaded(x)
+    assert not {t.data_ptr() for t in third} & set(pointers)
+    _pair_outputs_match(model, second, y)
+
+
+def test_large_outputs_across_inference_mode(cache_dir):
+    # A tensor made in inference mode cannot back a normal one, nor the reverse: the
+    # pool allocates anew when the mode changed.
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x, y = torch.randn(512, 512), torch.randn(512, 512)
+    with torch.inference_mode():
+        out = cm(x)
+        assert out[0].is_inference()
+        del out
+    out = cm(y)
+    assert not out[0].is_inference()
+    _pair_outputs_match(model, out, y)
+    out.__class__  # noqa: B018 (held across the next call)
+    del out
+    with torch.inference_mode():
+        out = cm(x)
+        assert out[0].is_inference()
+        _pair_outputs_match(model, out, x)
+
+
+def test_large_outputs_from_threads(cache_dir):
+    # Calls from several threads, each checking and dropping its outputs at once: slots
+    # are reused all the time, and two calls running together never share one.
+    import concurrent.futures
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    inputs = [torch.randn(512, 512) for _ in range(8)]
+    cm(inputs[0])
+
+    def call(i):
+        x = inputs[i % len(inputs)]
+        got = cm(x)
+        return all(torch.equal(g, w) for g, w in zip(got, (x + 1, x * 2)))
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(call, range(200)))
