@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import re
 import sys
@@ -438,13 +439,12 @@ def _allocator(pool: runtime.OutputPool, index: int, shape: tuple,
                dtype: torch.dtype) -> tuple:
     """(function, argument) whose call returns an uninitialized contiguous CPU tensor of
     shape and dtype for output `index` (on the CPU whatever torch's default device: each
-    takes the device of a template, or makes CPU tensors): new, or from `pool` from
-    OutputPool.MIN_BYTES up."""
-    template = torch.empty(shape, dtype=dtype, device="cpu")
-    nbytes = template.numel() * template.element_size()
+    takes the device of a template, or makes CPU tensors): new, or from `pool` for the
+    sizes it keeps (OutputPool.pools)."""
+    nbytes = math.prod(shape) * dtype.itemsize
     if nbytes <= TEMPLATE_BYTES:
-        return torch.empty_like, template
-    if nbytes >= runtime.OutputPool.MIN_BYTES:
+        return torch.empty_like, torch.empty(shape, dtype=dtype, device="cpu")
+    if runtime.OutputPool.pools(nbytes):
         return pool.take, (index, shape, dtype)
     return torch.empty(0, dtype=dtype, device="cpu").new_empty, shape
 

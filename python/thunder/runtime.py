@@ -91,50 +91,80 @@ def seed_from_torch(native: _C.LoadedModel) -> None:
     native.set_seed(int(torch.randint(0, 2**63 - 1, (), dtype=torch.int64)))
 
 
+#: How many strong references a storage has (private torch API; without it, or without
+#: _storage_id, OutputPool allocates every output anew).
+_storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
+_storage_id = getattr(torch._C, "_storage_id", None)
+
+
 class OutputPool:
-    """Where a model's large CPU outputs are allocated: the storage of each output of at
-    least MIN_BYTES is kept, in a tensor of the pool's own, and the next call writes into
-    it again when the caller has let go of it (of the result, its views, numpy arrays
-    and DLPack capsules of it, and its storage object: any of them holds the storage);
-    otherwise that call allocates a new one, which the pool keeps instead.
+    """Where a model's large CPU outputs are allocated: the storage of each output from
+    MIN_BYTES to MAX_BYTES is kept, in a tensor of the pool's own, and the next call
+    writes into it again when the caller has let go of it (of the result, its views,
+    numpy arrays and DLPack capsules of it, its storage object: each holds the storage)
+    and it has not moved (`share_memory_()`, a queue of torch.multiprocessing, or a
+    `resize_` that reallocated it); otherwise that call allocates a new one, which the
+    pool keeps instead.
 
     Why: serving Llama's 16 MiB logits from a new allocation per call grew the process
     by the logits' size on each of its first ten calls (glibc put each one above the
     heap, not in the block the last call freed), 145 MiB above the loaded model before
-    it settled, where eager stays at 37 (docs/performance.md, fourteenth session). A
-    reused storage also skips the page faults of fresh memory.
+    it settled, where eager stays at 37 (docs/performance.md, fourteenth session).
+    Beyond MAX_BYTES (glibc's largest mmap threshold) glibc maps each allocation and
+    unmaps it when freed, so there is nothing to gain and an idle model would hold it.
 
-    At most one storage per output index is held, sized for the last call that did not
-    find its slot free; an idle model holds its last outputs' memory, as the heap held
-    it before. Reused only at the same shape, dtype and inference mode (a tensor made in
-    torch.inference_mode cannot back a normal one). Safe under threads: a slot is taken
-    out of the pool before it is checked, so two calls never share one."""
+    At most one storage per output index is held: an idle model holds its last outputs'
+    memory up to MAX_BYTES each, as the heap held it before. A kept storage serves the
+    same dtype and inference mode (a tensor made in torch.inference_mode cannot back a
+    normal one), for any shape it fits with at most twice the bytes needed (a dynamic
+    dim that shrinks), the output then a tensor of its own on it (not a view). Safe
+    under threads: a slot is taken out of the pool before it is checked, so two calls
+    never share one."""
 
     #: Smaller outputs are allocated per call: glibc's bins serve them.
     MIN_BYTES = 1 << 20
+    #: Larger outputs too: glibc maps and unmaps them (DEFAULT_MMAP_THRESHOLD_MAX).
+    MAX_BYTES = 32 << 20
 
     def __init__(self) -> None:
-        self._slots: dict[int, torch.Tensor] = {}
+        #: Per output index: the pool's tensor on the kept storage, and the storage's
+        #: data pointer when it was kept.
+        self._slots: dict[int, tuple[torch.Tensor, int]] = {}
+
+    @classmethod
+    def pools(cls, nbytes: int) -> bool:
+        """Whether an output of `nbytes` comes from the pool."""
+        return (cls.MIN_BYTES <= nbytes <= cls.MAX_BYTES and _storage_use_count is not None
+                and _storage_id is not None)
 
     def empty(self, index: int, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
-        """A contiguous CPU tensor for output `index`: the pooled storage, or new."""
+        """A contiguous CPU tensor for output `index`: on the kept storage, or new."""
         shape = tuple(shape)
         count = 1
         for size in shape:
             count *= size
-        if count * dtype.itemsize < self.MIN_BYTES:
+        if not self.pools(count * dtype.itemsize):
             return torch.empty(shape, dtype=dtype, device="cpu")
-        kept = self._slots.pop(index, None)
-        if (kept is not None and kept.shape == shape and kept.dtype == dtype
-                and kept.is_inference() == torch.is_inference_mode_enabled()
-                and torch._C._storage_Use_Count(torch._C._storage_id(kept)) == 1):
-            # The same storage, in a tensor of its own (not a view of the pool's).
+        slot = self._slots.pop(index, None)
+        if slot is not None and self._free(slot, count, dtype):
+            kept = slot[0]
             output = torch.empty(0, dtype=dtype, device="cpu").set_(kept)
+            if output.shape != shape:
+                output.resize_(shape)  # within the storage: nothing moves
         else:
             output = torch.empty(shape, dtype=dtype, device="cpu")
-            kept = torch.empty(0, dtype=dtype, device="cpu").set_(output)
-        self._slots[index] = kept
+            slot = (torch.empty(0, dtype=dtype, device="cpu").set_(output), output.data_ptr())
+        self._slots[index] = slot
         return output
+
+    @staticmethod
+    def _free(slot: tuple[torch.Tensor, int], count: int, dtype: torch.dtype) -> bool:
+        """Whether the kept storage may back a new output of `count` elements."""
+        kept, pointer = slot
+        return (kept.dtype == dtype and count <= kept.numel() <= 2 * count
+                and kept.is_inference() == torch.is_inference_mode_enabled()
+                and _storage_use_count(_storage_id(kept)) == 1
+                and kept.data_ptr() == pointer and not kept.is_shared())
 
     def take(self, spec: tuple) -> torch.Tensor:
         """empty(*spec): the one-argument form thunder._C.FastCall calls."""

@@ -357,11 +357,11 @@ def test_large_outputs_reuse_their_storage_once_released(cache_dir):
     cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
     x, y = torch.randn(512, 512), torch.randn(512, 512)
     assert x.nbytes >= runtime.OutputPool.MIN_BYTES
-    first = cm(x)  # the general path
+    first = cm(x.t().contiguous().t())  # not contiguous: the general path (_Entry.run)
     _pair_outputs_match(model, first, x)
     pointers = [t.data_ptr() for t in first]
     del first
-    second = cm(y)  # the fast path
+    second = cm(y)  # the fast path, on the general path's storage
     assert [t.data_ptr() for t in second] == pointers
     assert not any(t._is_view() for t in second)
     _pair_outputs_match(model, second, y)
@@ -406,23 +406,76 @@ def test_large_outputs_of_a_loaded_library_reuse_their_storage(cache_dir):
 
 def test_large_outputs_across_inference_mode(cache_dir):
     # A tensor made in inference mode cannot back a normal one, nor the reverse: the
-    # pool allocates anew when the mode changed.
+    # pool allocates anew when the mode changed, and reuses again after.
     model = Pair()
     cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
     x, y = torch.randn(512, 512), torch.randn(512, 512)
     with torch.inference_mode():
         out = cm(x)
         assert out[0].is_inference()
+        pointer = out[0].data_ptr()
+        del out
+        out = cm(y)
+        assert out[0].data_ptr() == pointer
         del out
     out = cm(y)
-    assert not out[0].is_inference()
+    assert not out[0].is_inference() and out[0].data_ptr() != pointer
     _pair_outputs_match(model, out, y)
-    out.__class__  # noqa: B018 (held across the next call)
+    pointer = out[0].data_ptr()
     del out
-    with torch.inference_mode():
-        out = cm(x)
-        assert out[0].is_inference()
-        _pair_outputs_match(model, out, x)
+    out = cm(x)
+    assert not out[0].is_inference() and out[0].data_ptr() == pointer
+    _pair_outputs_match(model, out, x)
+
+
+def test_large_outputs_moved_to_shared_memory_are_not_reused(cache_dir):
+    # share_memory_() (what a torch.multiprocessing queue does) moves the storage into
+    # shared memory that another process may still read after this one let go of it.
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x, y = torch.randn(512, 512), torch.randn(512, 512)
+    out = cm(x)
+    out[0].share_memory_()
+    del out
+    again = cm(y)
+    assert not again[0].is_shared()
+    _pair_outputs_match(model, again, y)
+
+
+def test_large_outputs_of_a_shrinking_dynamic_dim(cache_dir):
+    # A kept storage serves a smaller output that needs at least half of it; a larger
+    # one, or one much smaller, gets new memory.
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    rows = [512, 400, 700, 300]
+    inputs = [torch.randn(n, 1024) for n in rows]
+    out = cm(inputs[0])
+    assert len(cm._entries) == 1  # one compile, a dynamic first dim
+    pointer = out[0].data_ptr()
+    del out
+    out = cm(inputs[1])  # 400 of 512 rows: the same storage
+    assert out[0].data_ptr() == pointer and out[0].shape == (400, 1024)
+    assert out[0].is_contiguous() and not out[0]._is_view()
+    _pair_outputs_match(model, out, inputs[1])
+    del out
+    out = cm(inputs[2])  # larger
+    assert out[0].data_ptr() != pointer
+    _pair_outputs_match(model, out, inputs[2])
+    pointer = out[0].data_ptr()
+    del out
+    out = cm(inputs[3])  # 300 rows against 700 kept: more than twice
+    assert out[0].data_ptr() != pointer
+    _pair_outputs_match(model, out, inputs[3])
+
+
+def test_outputs_beyond_the_pool_are_allocated_per_call(cache_dir, monkeypatch):
+    monkeypatch.setattr(runtime.OutputPool, "MAX_BYTES", (1 << 20) - 1)
+    model = Pair()
+    cm = thunder.compile(model, cache_dir=cache_dir, progress=False)
+    x = torch.randn(512, 512)
+    for _ in range(3):
+        _pair_outputs_match(model, cm(x), x)
+    assert all(not entry.model.output_pool._slots for entry in cm._entries)
 
 
 def test_large_outputs_from_threads(cache_dir):
