@@ -19,8 +19,8 @@
  * No function throws, aborts or asserts on a caller's mistake.
  *
  * Threading: a thunder_model is immutable after loading; thunder_model_run
- * and every accessor may be called from many threads at once (each run
- * allocates its own workspace). A thunder_context reuses one workspace, so a
+ * and every accessor may be called from many threads at once (no two runs
+ * share a workspace). A thunder_context reuses one workspace, so a
  * context must not be used by two threads at once: give each thread its own.
  *
  *   thunder_model *m;
@@ -222,8 +222,10 @@ thunder_model_workspace_bytes(const thunder_model *model,
 /* Runs the model. `inputs` and `outputs` are dense row-major tensors on the
  * model's device; outputs are allocated by the caller with the shapes that
  * thunder_model_output_shapes gives. Every input and output is validated
- * first (count, dtype, rank, dims, symbols, data). A workspace is allocated
- * for this call alone, so concurrent calls on one model are safe. `stream`
+ * first (count, dtype, rank, dims, symbols, data). Each call has a workspace
+ * of its own, so concurrent calls on one model are safe: a CPU model keeps
+ * one between calls (grown as needed, freed with the model) for the call that
+ * finds it free; other calls allocate one for themselves. `stream`
  * is the CUDA/HIP stream to run on (NULL: the default stream; ignored on
  * the CPU). For a device model the call may return before the work is done,
  * as device launches do; the outputs are ready once the stream is. */

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,10 @@ struct thunder_model {
   /// index) and which one this model is.
   int32_t numPartitions = 1;
   int32_t partition = 0;
+  /// A CPU model's workspace for thunder_model_run, kept between runs: a run takes it when
+  /// no other run holds it (try_lock), and allocates one of its own otherwise.
+  mutable std::mutex spareMutex;
+  mutable thunder::runtime::Buffer spare;
 };
 
 /// Run state reused between runs: a workspace that only grows.

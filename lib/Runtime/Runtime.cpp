@@ -137,6 +137,8 @@ struct ModelDeleter {
       destroyPjrtExecutor(model->pjrt);
     if (model->state)
       model->table->destroy(model->state);
+    if (model->spare.ptr)
+      model->device->release(model->spare);
     if (model->handle)
       dlclose(model->handle);
     delete model;
@@ -667,8 +669,15 @@ thunder_status runModel(const thunder_model &model, thunder_context *context,
   uint64_t bytes = table.workspace_bytes(model.state, inputs);
   Buffer own;
   Buffer *workspace = &own;
-  if (context) {
-    workspace = &context->workspace;
+  // Without a context, a CPU run uses the model's spare workspace when no other run holds
+  // it: a new one per run paid its page faults on every run above glibc's mmap threshold
+  // (32 MiB at most), and below it could leave the heap growing between runs.
+  std::unique_lock<std::mutex> spare(model.spareMutex, std::defer_lock);
+  if (!context && table.device == THUNDER_DEVICE_CPU && spare.try_lock())
+    workspace = &model.spare;
+  if (context || spare.owns_lock()) {
+    if (context)
+      workspace = &context->workspace;
     if (workspace->bytes < bytes) {
       model.device->release(*workspace);
       if (thunder_status s = model.device->allocate(bytes, *workspace))
@@ -687,7 +696,7 @@ thunder_status runModel(const thunder_model &model, thunder_context *context,
                                           sizeof(error))
                : table.run(model.state, inputs, outputs, workspace->ptr, modelStream, error,
                            sizeof(error));
-  if (!context)
+  if (!context && !spare.owns_lock())
     model.device->releaseForRun(own, stream);
   if (rc != 0) {
     error[sizeof(error) - 1] = '\0';

@@ -434,6 +434,36 @@ TEST_F(RuntimeAddOne, ContextGrowsItsWorkspace) {
   thunder_context_free(context);
 }
 
+TEST_F(RuntimeAddOne, ModelRunKeepsAWorkspaceBetweenRuns) {
+  // A CPU model's runs without a context take a workspace the model keeps, grown when a
+  // run needs more (ManyThreadsRunAtOnce: a run that finds it taken gets its own).
+  void *handle = dlopen(modelPath("add_one").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto *last = static_cast<void **>(dlsym(handle, "thunder_test_last_workspace"));
+  ASSERT_NE(last, nullptr);
+  auto lastWorkspace = [&] { return __atomic_load_n(last, __ATOMIC_RELAXED); };
+  AddOne first(64);
+  ASSERT_EQ(first.run(model), THUNDER_OK) << thunder_last_error();
+  void *kept = lastWorkspace();
+  uint64_t bytes = 0;
+  ASSERT_EQ(thunder_model_workspace_bytes(model, first.inputs, 2, &bytes), THUNDER_OK);
+  // Blocks of the workspace's size held between runs: a workspace freed after each run
+  // would be handed to them, and the next run's would lie elsewhere.
+  std::vector<void *> held;
+  for (int64_t n : {64, 1, 64, 3, 17, 64}) {
+    void *block = nullptr;
+    ASSERT_EQ(posix_memalign(&block, 64, bytes), 0);
+    held.push_back(block);
+    AddOne data(n, static_cast<int>(n) + 3);
+    ASSERT_EQ(data.run(model), THUNDER_OK) << thunder_last_error();
+    EXPECT_TRUE(data.correct()) << "n = " << n;
+    EXPECT_EQ(lastWorkspace(), kept) << "n = " << n;
+  }
+  for (void *block : held)
+    free(block);
+  dlclose(handle);
+}
+
 TEST_F(RuntimeAddOne, LastErrorIsPerThread) {
   AddOne bad(3);
   bad.inputs[0].dtype = THUNDER_DTYPE_INT8;
