@@ -115,19 +115,27 @@ std::vector<thunder_tensor> toTensors(const std::vector<TensorTuple> &tuples,
 /// Weights offered to a model at load: FQN -> (data_ptr, dtype name, shape).
 using OfferedWeights = std::map<std::string, TensorTuple>;
 
+/// What the weights provider reads: the offered weights, and the names of
+/// those it gave the library (which the library then reads in place).
+struct Offer {
+  const OfferedWeights &weights;
+  std::vector<std::string> given;
+};
+
 /// The provider thunder_model_load_with_weights calls: an offered weight whose
 /// dtype and shape are the library's (then its bytes are too: they were
 /// compiled from it), else NULL (the library's copy).
 const void *offeredWeight(void *userData, const thunder_program_weight_v1 *weight) {
-  const auto &offered = *static_cast<const OfferedWeights *>(userData);
-  auto it = offered.find(weight->name);
-  if (it == offered.end())
+  auto &offer = *static_cast<Offer *>(userData);
+  auto it = offer.weights.find(weight->name);
+  if (it == offer.weights.end())
     return nullptr;
   const auto &[address, dtypeName, shape] = it->second;
   if (dtypeName != thunder_dtype_name(weight->dtype) ||
       shape.size() != static_cast<size_t>(weight->rank) ||
       !std::equal(shape.begin(), shape.end(), weight->shape) || address == 0)
     return nullptr;
+  offer.given.push_back(weight->name);
   return reinterpret_cast<const void *>(address);
 }
 
@@ -139,7 +147,8 @@ public:
     {
       py::gil_scoped_release release;
       auto provider = weights.empty() ? nullptr : offeredWeight;
-      auto *userData = const_cast<OfferedWeights *>(&weights);
+      Offer offer{weights, {}};
+      auto *userData = &offer;
       status = partition >= 0
                    ? thunder_model_load_partition(path.c_str(), partition, provider,
                                                   userData, &model)
@@ -149,6 +158,8 @@ public:
                                                      &model);
       if (status != THUNDER_OK) // read on this thread, before anything else
         error = thunder_last_error();
+      else if (thunder_model_num_provided_weights(model) > 0)
+        givenWeights = std::move(offer.given);
     }
     if (status != THUNDER_OK)
       throw RuntimeFailure(status, error);
@@ -174,6 +185,7 @@ public:
   std::string deviceDescription() const { return thunder_model_device_description(model); }
   std::string deviceArch() const { return thunder_model_device_arch(model); }
   int32_t providedWeights() const { return thunder_model_num_provided_weights(model); }
+  const std::vector<std::string> &providedWeightNames() const { return givenWeights; }
   int32_t numWeights() const { return thunder_model_num_weights(model); }
   bool usesRandom() const { return thunder_model_uses_random(model) != 0; }
   void setSeed(uint64_t seed) { checkRuntime(thunder_model_set_seed(model, seed)); }
@@ -263,6 +275,8 @@ private:
 
   thunder_model *model = nullptr;
   std::string error;
+  /// The offered weights the library reads in place (their names).
+  std::vector<std::string> givenWeights;
   mutable std::mutex contextsMutex;
   mutable std::vector<thunder_context *> idleContexts;
 };
@@ -374,6 +388,9 @@ void bindRuntime(py::module_ &m) {
                              "which partition of its library it is")
       .def_property_readonly("provided_weights", &LoadedModel::providedWeights,
                              "how many weights it reads from the memory given at load")
+      .def_property_readonly("provided_weight_names", &LoadedModel::providedWeightNames,
+                             "the names of the weights it reads from the memory given at "
+                             "load (those of the offered ones it took)")
       .def_property_readonly("num_weights", &LoadedModel::numWeights,
                              "how many weights its library's weights table has (-1: none)")
       .def_property_readonly("name", &LoadedModel::name)

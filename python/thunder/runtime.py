@@ -234,20 +234,20 @@ class Model:
 
     def __init__(self, path: str | os.PathLike, weights: dict | None = None,
                  partition: int = -1):
-        offered = {}
-        # The tensors whose memory the model may read: alive as long as the model.
-        self._weights = []
+        offered, tensors = {}, {}
         for name, tensor in (weights or {}).items():
             if offerable(tensor):
                 tensor = tensor.detach()
                 offered[name] = (tensor.data_ptr(), _DTYPE_NAMES[tensor.dtype],
                                  list(tensor.shape))
-                self._weights.append(tensor)
+                tensors[name] = tensor
         # partition >= 0: that partition of a library holding several (the fallback
         # partitions of thunder.compile, thunder-c/runtime.h's thunder_model_load_partition).
         self._native = _C.LoadedModel(find_library(path), offered, partition)
-        if not self._native.provided_weights:
-            self._weights = []
+        # The tensors whose memory the model reads: alive as long as the model. Only
+        # those: an offered weight the library does not read (a filter it folded a batch
+        # norm into) is the caller's to keep or free (keep_module=False).
+        self._weights = [tensors[name] for name in self._native.provided_weight_names]
         self._outputs = OutputPool()
 
     @property

@@ -284,6 +284,36 @@ def test_keep_module_false_frees_what_the_library_does_not_read(cache_dir):
     torch.testing.assert_close(cm(x), expected)
 
 
+class PartlyFolded(torch.nn.Module):
+    """fc's weights are read in place; `gain` only through exp(), computed at compile
+    time into a constant of the library's own."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+        self.gain = torch.nn.Parameter(torch.randn(4))
+
+    def forward(self, x):
+        return self.fc(x) * self.gain.exp()
+
+
+def test_loaded_model_keeps_only_the_weights_it_reads(cache_dir):
+    # The library is offered every module tensor and reads some in place: only those are
+    # kept alive with it, so keep_module=False frees the rest (ResNet-18's filters, into
+    # which the batch norms were folded).
+    torch.manual_seed(0)
+    model = PartlyFolded().eval()
+    x = torch.randn(3, 8)
+    expected = model(x).detach()
+    cm = thunder.compile(model, (x,), cache_dir=cache_dir, progress=False,
+                         keep_module=False)
+    loaded = cm._entries[0].model
+    assert sorted(loaded.native.provided_weight_names) == ["fc.bias", "fc.weight"]
+    kept = {t.data_ptr() for t in loaded._weights}
+    assert kept == {model.fc.weight.data_ptr(), model.fc.bias.data_ptr()}
+    torch.testing.assert_close(cm(x), expected)
+
+
 class Wide(torch.nn.Module):
     """More inputs and outputs than the fast path keeps on its stack (8 values, 8
     outputs, 16 pointers)."""
