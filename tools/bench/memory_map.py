@@ -2,9 +2,11 @@
 above a baseline of the interpreter with every library the benchmark imports:
 
     .venv/bin/python tools/bench/memory_map.py compile MODEL [BATCH] [--no-export]
+                                               [--drop-module]
         the zoo model built, torch.export'ed once (what the export leaves behind; not
         with --no-export), then thunder.compile'd from an empty cache and called 4 times:
-        the growth after each phase
+        the growth after each phase; --drop-module compiles with keep_module=False and
+        drops this script's reference to the model before the calls
     .venv/bin/python tools/bench/memory_map.py load LIBRARY_DIR INPUTS.npz
         a thunder-compile library loaded with thunder.load and called 4 times
 
@@ -48,7 +50,8 @@ def show(label: str, before: collections.Counter, after: collections.Counter) ->
 
 def main() -> int:
     skip_export = "--no-export" in sys.argv
-    sys.argv = [arg for arg in sys.argv if arg != "--no-export"]
+    drop_module = "--drop-module" in sys.argv
+    sys.argv = [arg for arg in sys.argv if arg not in ("--no-export", "--drop-module")]
     if len(sys.argv) < 3 or sys.argv[1] not in ("compile", "load"):
         print(__doc__)
         return 2
@@ -81,7 +84,10 @@ def main() -> int:
                 show("after a first torch.export", built, exported)
             # From an empty cache: the compile itself, not a cached library's load.
             compiled = thunder.compile(model, tuple(inputs), progress=False,
+                                       keep_module=not drop_module,
                                        cache_dir=tempfile.mkdtemp(prefix="memory-map-"))
+            if drop_module:
+                del model
             measure.release_freed_memory()
             before = resident_by_mapping()
             show("after thunder.compile", exported, before)
