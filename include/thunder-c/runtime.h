@@ -224,8 +224,8 @@ thunder_model_workspace_bytes(const thunder_model *model,
  * thunder_model_output_shapes gives. Every input and output is validated
  * first (count, dtype, rank, dims, symbols, data). Each call has a workspace
  * of its own, so concurrent calls on one model are safe: a CPU model keeps
- * one between calls (grown as needed, freed with the model) for the call that
- * finds it free; other calls allocate one for themselves. `stream`
+ * one between calls (grown as needed, never shrunk, freed with the model) for
+ * the call that finds it free; other calls allocate one for themselves. `stream`
  * is the CUDA/HIP stream to run on (NULL: the default stream; ignored on
  * the CPU). For a device model the call may return before the work is done,
  * as device launches do; the outputs are ready once the stream is. */

@@ -311,6 +311,12 @@ def test_loaded_model_keeps_only_the_weights_it_reads(cache_dir):
     assert sorted(loaded.native.provided_weight_names) == ["fc.bias", "fc.weight"]
     kept = {t.data_ptr() for t in loaded._weights}
     assert kept == {model.fc.weight.data_ptr(), model.fc.bias.data_ptr()}
+    import gc
+    import weakref
+    gain = weakref.ref(model.gain.untyped_storage())  # the storage, not the Parameter
+    del model
+    gc.collect()  # torch.export's objects hold it in reference cycles
+    assert gain() is None
     torch.testing.assert_close(cm(x), expected)
 
 

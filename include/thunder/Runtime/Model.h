@@ -195,8 +195,9 @@ public:
     return shapes;
   }
 
-  /// Runs with a workspace of its own; safe from many threads at once. `stream` is the
-  /// CUDA/HIP stream (nullptr: default stream). Throws Error.
+  /// Runs with a workspace of its own (a CPU model's kept one when no other run holds it,
+  /// thunder_model_run); safe from many threads at once. `stream` is the CUDA/HIP stream
+  /// (nullptr: default stream). Throws Error.
   void run(const std::vector<TensorView> &inputs, const std::vector<TensorView> &outputs,
            void *stream = nullptr) const {
     std::vector<thunder_tensor> in = detail::raw(inputs), out = detail::raw(outputs);

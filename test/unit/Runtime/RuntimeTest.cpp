@@ -442,8 +442,12 @@ TEST_F(RuntimeAddOne, ModelRunKeepsAWorkspaceBetweenRuns) {
   auto *last = static_cast<void **>(dlsym(handle, "thunder_test_last_workspace"));
   ASSERT_NE(last, nullptr);
   auto lastWorkspace = [&] { return __atomic_load_n(last, __ATOMIC_RELAXED); };
-  AddOne first(64);
+  AddOne small(8);
+  ASSERT_EQ(small.run(model), THUNDER_OK) << thunder_last_error();
+  EXPECT_TRUE(small.correct());
+  AddOne first(64); // grows it
   ASSERT_EQ(first.run(model), THUNDER_OK) << thunder_last_error();
+  EXPECT_TRUE(first.correct());
   void *kept = lastWorkspace();
   uint64_t bytes = 0;
   ASSERT_EQ(thunder_model_workspace_bytes(model, first.inputs, 2, &bytes), THUNDER_OK);
