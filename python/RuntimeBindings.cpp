@@ -158,7 +158,7 @@ public:
                                                      &model);
       if (status != THUNDER_OK) // read on this thread, before anything else
         error = thunder_last_error();
-      else if (thunder_model_num_provided_weights(model) > 0)
+      else
         givenWeights = std::move(offer.given);
     }
     if (status != THUNDER_OK)

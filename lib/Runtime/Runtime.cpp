@@ -667,17 +667,17 @@ thunder_status runModel(const thunder_model &model, thunder_context *context,
     return runPjrt(model, inputs, outputs);
 
   uint64_t bytes = table.workspace_bytes(model.state, inputs);
-  Buffer own;
-  Buffer *workspace = &own;
-  // Without a context, a CPU run uses the model's spare workspace when no other run holds
-  // it: a new one per run paid its page faults on every run above glibc's mmap threshold
-  // (32 MiB at most), and below it could leave the heap growing between runs.
+  // A kept workspace, grown when this run needs more: the context's, or without one, a CPU
+  // model's spare when no other run holds it (a new one per run paid its page faults on
+  // every run above glibc's mmap threshold, and below it could leave the heap growing
+  // between runs). Otherwise one for this run alone.
   std::unique_lock<std::mutex> spare(model.spareMutex, std::defer_lock);
-  if (!context && table.device == THUNDER_DEVICE_CPU && spare.try_lock())
-    workspace = &model.spare;
-  if (context || spare.owns_lock()) {
-    if (context)
-      workspace = &context->workspace;
+  Buffer *kept = context ? &context->workspace
+                 : table.device == THUNDER_DEVICE_CPU && spare.try_lock() ? &model.spare
+                                                                          : nullptr;
+  Buffer own;
+  Buffer *workspace = kept ? kept : &own;
+  if (kept) {
     if (workspace->bytes < bytes) {
       model.device->release(*workspace);
       if (thunder_status s = model.device->allocate(bytes, *workspace))
@@ -696,7 +696,7 @@ thunder_status runModel(const thunder_model &model, thunder_context *context,
                                           sizeof(error))
                : table.run(model.state, inputs, outputs, workspace->ptr, modelStream, error,
                            sizeof(error));
-  if (!context && !spare.owns_lock())
+  if (!kept)
     model.device->releaseForRun(own, stream);
   if (rc != 0) {
     error[sizeof(error) - 1] = '\0';

@@ -126,6 +126,12 @@ def _decomposed_by(target: Any, table: dict) -> bool:
             and torch.Tag.core not in target.tags)
 
 
+def user_inputs(ep: ExportedProgram) -> list:
+    """The arguments of the exported program's user inputs (no weights), in order."""
+    return [spec.arg for spec in ep.graph_signature.input_specs
+            if spec.kind == InputKind.USER_INPUT]
+
+
 def decomposable(ep: ExportedProgram, table: dict | None = None) -> bool:
     """Whether run_decompositions would change `ep`: a TRAINING-dialect program, or one
     calling an op outside the core ATen opset that the table (decomposition_table())

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKind,
+from torch.export.graph_signature import (ConstantArgument, OutputKind,
                                           TensorArgument)
 from torch.utils import _pytree as pytree
 
@@ -156,18 +156,12 @@ def _structure(flat: list, spec) -> tuple:
     return (str(spec), tuple(leaves))
 
 
-def _user_inputs(ep: ExportedProgram) -> list:
-    """The arguments of the exported program's user inputs (no weights), in order."""
-    return [spec.arg for spec in ep.graph_signature.input_specs
-            if spec.kind == InputKind.USER_INPUT]
-
-
 def _signature_text(ep: ExportedProgram) -> str:
     """"(x: float32[s77, 32], n=4)": the exported program's user inputs, dynamic dims by
     their symbol, with the symbols' ranges."""
     placeholders = {node.name: node for node in ep.graph.nodes if node.op == "placeholder"}
     parts = []
-    for arg in _user_inputs(ep):
+    for arg in capture.user_inputs(ep):
         if isinstance(arg, TensorArgument):
             value = placeholders[arg.name].meta.get("val")
             dtype = capture._DTYPE_NAMES.get(value.dtype, str(value.dtype))
@@ -230,7 +224,7 @@ class _Face:
     @staticmethod
     def of(ep: ExportedProgram) -> "_Face":
         inputs = []
-        for arg in _user_inputs(ep):
+        for arg in capture.user_inputs(ep):
             if isinstance(arg, TensorArgument):
                 inputs.append((arg.name, True, None))
             elif isinstance(arg, ConstantArgument):
@@ -441,11 +435,12 @@ def _allocator(pool: runtime.OutputPool, index: int, shape: tuple,
     shape and dtype for output `index` (on the CPU whatever torch's default device: each
     takes the device of a template, or makes CPU tensors): new, or from `pool` for the
     sizes it keeps (OutputPool.pools)."""
-    nbytes = math.prod(shape) * dtype.itemsize
+    count = math.prod(shape)
+    nbytes = count * dtype.itemsize
     if nbytes <= TEMPLATE_BYTES:
         return torch.empty_like, torch.empty(shape, dtype=dtype, device="cpu")
     if runtime.OutputPool.pools(nbytes):
-        return pool.take, (index, shape, dtype)
+        return pool.take, (index, tuple(shape), count, dtype)
     return torch.empty(0, dtype=dtype, device="cpu").new_empty, shape
 
 

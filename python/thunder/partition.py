@@ -41,7 +41,7 @@ from torch.export.graph_signature import (ConstantArgument, InputKind, OutputKin
                                           TensorArgument)
 from torch.utils import _pytree as pytree
 
-from . import _C
+from . import _C, capture
 
 __all__ = ["FallbackEntry", "PartitionPlan", "Step", "node_flops", "op_name", "plan",
            "source_line"]
@@ -347,13 +347,11 @@ class FallbackEntry:
         self._weights.update({node.name: getattr(ep.graph_module, node.target)
                               for node in ep.graph.nodes if node.op == "get_attr"})
         self._placeholders: list[tuple[str, Any]] = []  # (name, None | constant)
-        for spec in ep.graph_signature.input_specs:
-            if spec.kind != InputKind.USER_INPUT:
-                continue
-            if isinstance(spec.arg, ConstantArgument):
-                self._placeholders.append((spec.arg.name, ("constant", spec.arg.value)))
+        for arg in capture.user_inputs(ep):
+            if isinstance(arg, ConstantArgument):
+                self._placeholders.append((arg.name, ("constant", arg.value)))
             else:
-                self._placeholders.append((spec.arg.name, None))
+                self._placeholders.append((arg.name, None))
         self._shapes = [(v.dtype, tuple(v.shape)) if isinstance(v, torch.Tensor) else None
                         for v in flat]
         output = next(node for node in ep.graph.nodes if node.op == "output")

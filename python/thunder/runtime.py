@@ -8,6 +8,7 @@ validates every input against the model's descriptors; its messages name the inp
 """
 from __future__ import annotations
 
+import math
 import os
 import pathlib
 from typing import Any, Sequence
@@ -140,11 +141,17 @@ class OutputPool:
     def empty(self, index: int, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
         """A contiguous CPU tensor for output `index`: on the kept storage, or new."""
         shape = tuple(shape)
-        count = 1
-        for size in shape:
-            count *= size
+        count = math.prod(shape)
         if not self.pools(count * dtype.itemsize):
             return torch.empty(shape, dtype=dtype, device="cpu")
+        return self.take((index, shape, count, dtype))
+
+    def take(self, spec: tuple) -> torch.Tensor:
+        """Output `index` of `shape` (a tuple), `count` elements and `dtype`, a size that
+        pools() takes (spec, one argument: the form thunder._C.FastCall calls, with the
+        size checked once when the fast path was prepared): on the kept storage, or
+        new."""
+        index, shape, count, dtype = spec
         slot = self._slots.pop(index, None)
         if slot is not None and self._free(slot, count, dtype):
             kept = slot[0]
@@ -165,10 +172,6 @@ class OutputPool:
                 and kept.is_inference() == torch.is_inference_mode_enabled()
                 and _storage_use_count(_storage_id(kept)) == 1
                 and kept.data_ptr() == pointer and not kept.is_shared())
-
-    def take(self, spec: tuple) -> torch.Tensor:
-        """empty(*spec): the one-argument form thunder._C.FastCall calls."""
-        return self.empty(*spec)
 
 
 def run(native: _C.LoadedModel, tensors: Sequence[Any],
